@@ -1,0 +1,2 @@
+//! net-shell (under construction).
+#![no_std]

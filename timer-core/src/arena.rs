@@ -1,0 +1,224 @@
+//! A fixed-capacity slot arena with generational handles.
+//!
+//! Every queue stores its timers here. Slots are handed out from a free list (then, on first
+//! use, by bumping `unused_from`, which keeps `new()` a `const fn`). Each slot remembers a
+//! generation; a [`TimerId`] is valid only while its generation matches the occupant's.
+
+use core::num::NonZeroU32;
+
+use crate::TimerId;
+
+/// "No index": the end of a list, or an empty free list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// What the arena needs to know about the nodes it stores.
+pub(crate) trait Node {
+    fn generation(&self) -> NonZeroU32;
+}
+
+/// One arena slot. The generation sits inside the occupant so that, for small values, the
+/// enum tag folds into the generation's niche (24 bytes per wheel slot for a `u32` value).
+pub(crate) enum Slot<E> {
+    Vacant {
+        /// Generation of the last occupant (0: never used).
+        generation: u32,
+        next_free: u32,
+    },
+    Occupied(E),
+}
+
+pub(crate) struct Arena<E, const N: usize> {
+    slots: [Slot<E>; N],
+    free_head: u32,
+    unused_from: u32,
+    len: u32,
+}
+
+impl<E: Node, const N: usize> Arena<E, N> {
+    const CAPACITY_FITS: () = assert!(
+        N < NIL as usize,
+        "timer-core: capacity must be below u32::MAX"
+    );
+
+    pub(crate) const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CAPACITY_FITS;
+        Self {
+            slots: [const {
+                Slot::Vacant {
+                    generation: 0,
+                    next_free: NIL,
+                }
+            }; N],
+            free_head: NIL,
+            unused_from: 0,
+            len: 0,
+        }
+    }
+
+    pub(crate) const fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.free_head == NIL && self.unused_from as usize >= N
+    }
+
+    /// Stores a node built from `value` and the slot's next generation, or hands `value` back.
+    pub(crate) fn allocate<V>(
+        &mut self,
+        value: V,
+        build: impl FnOnce(V, NonZeroU32) -> E,
+    ) -> Result<TimerId, V> {
+        let (index, previous) = if self.free_head != NIL {
+            let index = self.free_head;
+            match self.slots.get(index as usize) {
+                Some(Slot::Vacant {
+                    generation,
+                    next_free,
+                }) => {
+                    self.free_head = *next_free;
+                    (index, *generation)
+                }
+                _ => return Err(value),
+            }
+        } else if (self.unused_from as usize) < N {
+            self.unused_from += 1;
+            (self.unused_from - 1, 0)
+        } else {
+            return Err(value);
+        };
+        // Retired slots (generation u32::MAX) never reach the free list, so this cannot wrap.
+        let Some(generation) = NonZeroU32::new(previous.wrapping_add(1)) else {
+            return Err(value);
+        };
+        let Some(slot) = self.slots.get_mut(index as usize) else {
+            return Err(value);
+        };
+        *slot = Slot::Occupied(build(value, generation));
+        self.len += 1;
+        Ok(TimerId::new(index, generation))
+    }
+
+    /// Frees the slot at `index` and returns its occupant.
+    pub(crate) fn release(&mut self, index: u32) -> Option<E> {
+        let slot = self.slots.get_mut(index as usize)?;
+        let generation = match slot {
+            Slot::Occupied(node) => node.generation().get(),
+            Slot::Vacant { .. } => return None,
+        };
+        let retire = generation == u32::MAX;
+        let old = core::mem::replace(
+            slot,
+            Slot::Vacant {
+                generation,
+                next_free: if retire { NIL } else { self.free_head },
+            },
+        );
+        if !retire {
+            self.free_head = index;
+        }
+        self.len -= 1;
+        match old {
+            Slot::Occupied(node) => Some(node),
+            Slot::Vacant { .. } => None,
+        }
+    }
+
+    /// The slot index of `id`, if `id` is live.
+    pub(crate) fn resolve(&self, id: TimerId) -> Option<u32> {
+        match self.slots.get(id.index()) {
+            Some(Slot::Occupied(node)) if node.generation().get() == id.generation() => {
+                Some(id.slot())
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn get(&self, index: u32) -> Option<&E> {
+        match self.slots.get(index as usize) {
+            Some(Slot::Occupied(node)) => Some(node),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn get_mut(&mut self, index: u32) -> Option<&mut E> {
+        match self.slots.get_mut(index as usize) {
+            Some(Slot::Occupied(node)) => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The handle of the live node at `index`.
+    pub(crate) fn id_of(&self, index: u32) -> Option<TimerId> {
+        self.get(index)
+            .map(|node| TimerId::new(index, node.generation()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Plain {
+        generation: NonZeroU32,
+        value: u8,
+    }
+
+    impl Node for Plain {
+        fn generation(&self) -> NonZeroU32 {
+            self.generation
+        }
+    }
+
+    fn build(value: u8, generation: NonZeroU32) -> Plain {
+        Plain { generation, value }
+    }
+
+    #[test]
+    fn full_arena_hands_value_back() {
+        let mut arena: Arena<Plain, 2> = Arena::new();
+        assert!(arena.allocate(1, build).is_ok());
+        assert!(arena.allocate(2, build).is_ok());
+        assert!(arena.is_full());
+        assert_eq!(arena.allocate(3, build).err(), Some(3));
+    }
+
+    #[test]
+    fn released_slot_is_reused_with_new_generation() {
+        let mut arena: Arena<Plain, 1> = Arena::new();
+        let first = arena.allocate(1, build).unwrap();
+        assert_eq!(arena.release(first.slot()).map(|n| n.value), Some(1));
+        let second = arena.allocate(2, build).unwrap();
+        assert_eq!(first.index(), second.index());
+        assert_ne!(first.generation(), second.generation());
+        assert_eq!(arena.resolve(first), None);
+        assert_eq!(arena.resolve(second), Some(0));
+    }
+
+    #[test]
+    fn exhausted_generation_retires_slot() {
+        let mut arena: Arena<Plain, 1> = Arena::new();
+        arena.slots[0] = Slot::Vacant {
+            generation: u32::MAX - 1,
+            next_free: NIL,
+        };
+        arena.unused_from = 1;
+        arena.free_head = 0;
+        let id = arena.allocate(7, build).unwrap();
+        assert_eq!(id.generation(), u32::MAX);
+        assert!(arena.release(id.slot()).is_some());
+        // The slot is retired: the arena is now full for good, and the old handle stays stale.
+        assert!(arena.is_full());
+        assert_eq!(arena.allocate(8, build).err(), Some(8));
+        assert_eq!(arena.resolve(id), None);
+    }
+
+    #[test]
+    fn release_of_vacant_slot_is_none() {
+        let mut arena: Arena<Plain, 1> = Arena::new();
+        assert!(arena.release(0).is_none());
+        assert!(arena.release(5).is_none());
+        assert_eq!(arena.len(), 0);
+    }
+}

@@ -1,0 +1,76 @@
+//! The node type shared by the list-based queues (timeout lists and the wheel).
+
+use core::num::NonZeroU32;
+
+use crate::arena::{Arena, Node, NIL};
+use crate::list::Links;
+
+/// A timer threaded on one intrusive list. `home` is whatever the queue needs to find that list
+/// again: `()` for the wheel (it recomputes the list from the deadline), the list number for
+/// [`TimeoutLists`](crate::TimeoutLists).
+pub(crate) struct LinkedNode<T, H> {
+    pub(crate) deadline: u64,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+    pub(crate) generation: NonZeroU32,
+    pub(crate) home: H,
+    pub(crate) value: T,
+}
+
+impl<T, H> LinkedNode<T, H> {
+    pub(crate) fn new(deadline: u64, home: H, value: T, generation: NonZeroU32) -> Self {
+        Self {
+            deadline,
+            prev: NIL,
+            next: NIL,
+            generation,
+            home,
+            value,
+        }
+    }
+}
+
+impl<T, H> Node for LinkedNode<T, H> {
+    fn generation(&self) -> NonZeroU32 {
+        self.generation
+    }
+}
+
+impl<T, H, const N: usize> Links for Arena<LinkedNode<T, H>, N> {
+    #[inline]
+    fn prev(&self, index: u32) -> u32 {
+        self.get(index).map_or(NIL, |n| n.prev)
+    }
+
+    #[inline]
+    fn next(&self, index: u32) -> u32 {
+        self.get(index).map_or(NIL, |n| n.next)
+    }
+
+    #[inline]
+    fn set_links(&mut self, index: u32, prev: u32, next: u32) {
+        if let Some(n) = self.get_mut(index) {
+            n.prev = prev;
+            n.next = next;
+        }
+    }
+
+    #[inline]
+    fn set_prev(&mut self, index: u32, prev: u32) {
+        if let Some(n) = self.get_mut(index) {
+            n.prev = prev;
+        }
+    }
+
+    #[inline]
+    fn set_next(&mut self, index: u32, next: u32) {
+        if let Some(n) = self.get_mut(index) {
+            n.next = next;
+        }
+    }
+
+    #[inline]
+    fn key(&self, index: u32) -> u64 {
+        self.get(index).map_or(u64::MAX, |n| n.deadline)
+    }
+}
