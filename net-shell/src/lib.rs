@@ -1,2 +1,22 @@
-//! net-shell (under construction).
+#![doc = include_str!("../README.md")]
 #![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+pub mod command;
+mod config;
+mod connection;
+mod info;
+mod pool;
+pub mod resp;
+mod server;
+mod stats;
+pub mod store;
+
+pub use config::Timeouts;
+pub use server::{BufferSizes, IpSetup, Server, ServerConfig, SetupError, MAX_ARGS};
+pub use smoltcp;
+pub use stats::Stats;

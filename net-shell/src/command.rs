@@ -1,0 +1,912 @@
+//! Redis commands, with Redis 7 semantics, over the [`Store`].
+//!
+//! [`execute`] takes one command's arguments and writes exactly one reply. It never reads a
+//! clock: `now` (monotonic ms) and, where the build has one, the Unix time come in a [`Clock`].
+
+use core::fmt::Write as _;
+
+use timer_core::Tick;
+
+use crate::config::Timeouts;
+use crate::resp::{ReplyWriter, WriteFull};
+use crate::stats::Stats;
+use crate::store::{Store, StoreError, Ttl};
+
+/// The time a command runs at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Clock {
+    /// Monotonic milliseconds (the server's tick).
+    pub now: Tick,
+    /// Unix time in milliseconds at `now`, if this build has a wall clock. Absolute expiry
+    /// (`EXAT`, `PXAT`, `EXPIREAT`, `EXPIRETIME`) needs it.
+    pub unix_ms: Option<u64>,
+}
+
+/// What the connection should do after the reply is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Keep serving.
+    Continue,
+    /// Close after the reply (`QUIT`).
+    Close,
+}
+
+/// Everything a command may read or change.
+pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
+    /// The key space.
+    pub store: &'s mut Store<KEYS, BYTES>,
+    /// Server counters (for `INFO`).
+    pub stats: &'s Stats,
+    /// Connection timeouts (for `CONFIG`).
+    pub timeouts: &'s mut Timeouts,
+    /// The time.
+    pub clock: Clock,
+    /// Client slots (for `INFO clients`).
+    pub max_clients: usize,
+}
+
+const SYNTAX: &str = "ERR syntax error";
+const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+const OVERFLOW: &str = "ERR increment or decrement would overflow";
+const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+const NO_WALL_CLOCK: &str = "ERR absolute expire times need a wall clock, and this build has none";
+/// Deadlines are kept within Redis' range: signed 64-bit milliseconds.
+const MAX_MS: u64 = i64::MAX as u64;
+
+/// A reply being assembled: `Err` means the reply buffer was too small.
+type Reply = Result<After, WriteFull>;
+
+/// Executes one command (`argv[0]` is its name) and writes its reply.
+///
+/// # Errors
+///
+/// [`WriteFull`] if `out` cannot hold the reply; the caller sizes `out` for the largest value.
+pub fn execute<const KEYS: usize, const BYTES: usize>(
+    argv: &[&[u8]],
+    ctx: &mut Context<'_, KEYS, BYTES>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Some((&name, args)) = argv.split_first() else {
+        return Ok(After::Continue);
+    };
+    let is = |s: &str| name.eq_ignore_ascii_case(s.as_bytes());
+    macro_rules! arity {
+        ($ok:expr, $name:expr) => {
+            if !($ok) {
+                return wrong_arity(out, $name);
+            }
+        };
+    }
+    let n = args.len();
+    if is("ping") {
+        arity!(n <= 1, "ping");
+        match args.first() {
+            Some(msg) => out.bulk(msg)?,
+            None => out.simple("PONG")?,
+        }
+    } else if is("echo") {
+        arity!(n == 1, "echo");
+        out.bulk(args[0])?;
+    } else if is("quit") {
+        out.simple("OK")?;
+        return Ok(After::Close);
+    } else if is("get") {
+        arity!(n == 1, "get");
+        match ctx.store.get(args[0], ctx.clock.now) {
+            Some(value) => out.bulk(value)?,
+            None => out.null()?,
+        }
+    } else if is("set") {
+        arity!(n >= 2, "set");
+        set(args, ctx, out)?;
+    } else if is("setex") || is("psetex") {
+        let command = if is("setex") { "setex" } else { "psetex" };
+        arity!(n == 3, command);
+        let unit = if is("setex") { 1000 } else { 1 };
+        let Some(amount) = parse_i64(args[1]) else {
+            return error(out, NOT_INTEGER);
+        };
+        let Some(deadline) = relative_deadline(amount, unit, ctx.clock.now).filter(|_| amount > 0)
+        else {
+            return invalid_expire(out, command);
+        };
+        store_reply(ctx, out, args[0], args[2], Ttl::At(deadline))?;
+    } else if is("getdel") {
+        arity!(n == 1, "getdel");
+        match ctx.store.get(args[0], ctx.clock.now) {
+            Some(value) => out.bulk(value)?,
+            None => out.null()?,
+        }
+        ctx.store.delete(args[0], ctx.clock.now);
+    } else if is("getex") {
+        arity!(n >= 1, "getex");
+        getex(args, ctx, out)?;
+    } else if is("del") || is("unlink") {
+        arity!(n >= 1, "del");
+        let removed = args
+            .iter()
+            .filter(|key| ctx.store.delete(key, ctx.clock.now))
+            .count();
+        out.integer(removed as i64)?;
+    } else if is("exists") {
+        arity!(n >= 1, "exists");
+        let found = args
+            .iter()
+            .filter(|key| ctx.store.contains(key, ctx.clock.now))
+            .count();
+        out.integer(found as i64)?;
+    } else if is("expire") || is("pexpire") || is("expireat") || is("pexpireat") {
+        let (command, unit, absolute) = if is("expire") {
+            ("expire", 1000, false)
+        } else if is("pexpire") {
+            ("pexpire", 1, false)
+        } else if is("expireat") {
+            ("expireat", 1000, true)
+        } else {
+            ("pexpireat", 1, true)
+        };
+        arity!(n >= 2, command);
+        expire(args, command, unit, absolute, ctx, out)?;
+    } else if is("ttl") || is("pttl") || is("expiretime") || is("pexpiretime") {
+        let command = if is("ttl") {
+            "ttl"
+        } else if is("pttl") {
+            "pttl"
+        } else if is("expiretime") {
+            "expiretime"
+        } else {
+            "pexpiretime"
+        };
+        arity!(n == 1, command);
+        ttl(args[0], command, ctx, out)?;
+    } else if is("persist") {
+        arity!(n == 1, "persist");
+        let had_ttl = matches!(ctx.store.deadline(args[0], ctx.clock.now), Some(Some(_)));
+        if had_ttl {
+            ctx.store.set_deadline(args[0], None, ctx.clock.now);
+        }
+        out.integer(i64::from(had_ttl))?;
+    } else if is("incr") || is("decr") {
+        let command = if is("incr") { "incr" } else { "decr" };
+        arity!(n == 1, command);
+        incr_by(args[0], if is("incr") { 1 } else { -1 }, ctx, out)?;
+    } else if is("incrby") || is("decrby") {
+        let command = if is("incrby") { "incrby" } else { "decrby" };
+        arity!(n == 2, command);
+        let Some(by) = parse_i64(args[1]) else {
+            return error(out, NOT_INTEGER);
+        };
+        let by = if is("incrby") {
+            Some(by)
+        } else {
+            by.checked_neg()
+        };
+        match by {
+            Some(by) => {
+                incr_by(args[0], by, ctx, out)?;
+            }
+            None => return error(out, OVERFLOW),
+        }
+    } else if is("dbsize") {
+        arity!(n == 0, "dbsize");
+        out.integer(ctx.store.len() as i64)?;
+    } else if is("flushall") || is("flushdb") {
+        arity!(n <= 1, "flushall");
+        match args.first() {
+            Some(mode)
+                if !mode.eq_ignore_ascii_case(b"sync") && !mode.eq_ignore_ascii_case(b"async") =>
+            {
+                return error(out, SYNTAX)
+            }
+            _ => {}
+        }
+        ctx.store.clear();
+        out.simple("OK")?;
+    } else if is("info") {
+        crate::info::write_info(args.first().copied(), ctx, out)?;
+    } else if is("config") {
+        arity!(n >= 1, "config");
+        config(args, ctx, out)?;
+    } else if is("command") {
+        command(args, out)?;
+    } else if is("select") {
+        arity!(n == 1, "select");
+        match parse_i64(args[0]) {
+            Some(0) => out.simple("OK")?,
+            Some(_) => return error(out, "ERR DB index is out of range"),
+            None => return error(out, NOT_INTEGER),
+        }
+    } else if is("client") {
+        arity!(n >= 1, "client");
+        let sub = args[0];
+        if sub.eq_ignore_ascii_case(b"setname") || sub.eq_ignore_ascii_case(b"setinfo") {
+            out.simple("OK")?;
+        } else {
+            return unknown_subcommand(out, sub, "client");
+        }
+    } else {
+        return unknown_command(out, name, args);
+    }
+    Ok(After::Continue)
+}
+
+fn error(out: &mut ReplyWriter<'_>, message: &str) -> Reply {
+    out.error(message)?;
+    Ok(After::Continue)
+}
+
+/// Formats an error message into a bounded buffer (longer text is cut).
+fn error_fmt(out: &mut ReplyWriter<'_>, args: core::fmt::Arguments<'_>) -> Reply {
+    let mut text: heapless::String<192> = heapless::String::new();
+    let _ = text.write_fmt(args);
+    error(out, &text)
+}
+
+fn wrong_arity(out: &mut ReplyWriter<'_>, command: &str) -> Reply {
+    error_fmt(
+        out,
+        format_args!("ERR wrong number of arguments for '{command}' command"),
+    )
+}
+
+fn invalid_expire(out: &mut ReplyWriter<'_>, command: &str) -> Reply {
+    error_fmt(
+        out,
+        format_args!("ERR invalid expire time in '{command}' command"),
+    )
+}
+
+/// Up to 32 bytes of an argument, as text (invalid UTF-8 and control bytes become `?`).
+struct Shown<'a>(&'a [u8]);
+
+impl core::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for &byte in self.0.iter().take(32) {
+            let c = if byte.is_ascii_graphic() || byte == b' ' {
+                byte as char
+            } else {
+                '?'
+            };
+            f.write_char(c)?;
+        }
+        Ok(())
+    }
+}
+
+fn unknown_command(out: &mut ReplyWriter<'_>, name: &[u8], args: &[&[u8]]) -> Reply {
+    let mut text: heapless::String<192> = heapless::String::new();
+    let _ = write!(
+        text,
+        "ERR unknown command '{}', with args beginning with: ",
+        Shown(name)
+    );
+    for arg in args.iter().take(4) {
+        let _ = write!(text, "'{}' ", Shown(arg));
+    }
+    error(out, &text)
+}
+
+fn unknown_subcommand(out: &mut ReplyWriter<'_>, sub: &[u8], command: &str) -> Reply {
+    error_fmt(
+        out,
+        format_args!(
+            "ERR unknown subcommand '{}'. Try {} HELP.",
+            Shown(sub),
+            command.to_ascii_uppercase_str()
+        ),
+    )
+}
+
+trait AsciiUpper {
+    fn to_ascii_uppercase_str(&self) -> Upper<'_>;
+}
+
+impl AsciiUpper for str {
+    fn to_ascii_uppercase_str(&self) -> Upper<'_> {
+        Upper(self)
+    }
+}
+
+struct Upper<'a>(&'a str);
+
+impl core::fmt::Display for Upper<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0
+            .chars()
+            .try_for_each(|c| f.write_char(c.to_ascii_uppercase()))
+    }
+}
+
+/// Parses a Redis integer: optional `-`, digits, no `+`, no leading zeros, no spaces.
+pub(crate) fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    if negative && digits == b"0" {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let digit = i64::from(d - b'0');
+        value = if negative {
+            value.checked_mul(10)?.checked_sub(digit)?
+        } else {
+            value.checked_mul(10)?.checked_add(digit)?
+        };
+    }
+    Some(value)
+}
+
+/// `now + amount × unit` ms as a deadline, `None` if it overflows Redis' range. A result in the
+/// past saturates at 0.
+fn relative_deadline(amount: i64, unit: i64, now: Tick) -> Option<Tick> {
+    let ms = amount.checked_mul(unit)?;
+    let at = i128::from(now) + i128::from(ms);
+    if at > i128::from(MAX_MS) {
+        return None;
+    }
+    Some(at.max(0) as Tick)
+}
+
+/// A Unix time `amount × unit` ms as a monotonic deadline. `Err` = no wall clock, `Ok(None)`
+/// = overflow.
+fn absolute_deadline(amount: i64, unit: i64, clock: Clock) -> Result<Option<Tick>, ()> {
+    let unix_now = clock.unix_ms.ok_or(())?;
+    let Some(ms) = amount.checked_mul(unit) else {
+        return Ok(None);
+    };
+    let at = i128::from(clock.now) + i128::from(ms) - i128::from(unix_now);
+    if at > i128::from(MAX_MS) {
+        return Ok(None);
+    }
+    Ok(Some(at.max(0) as Tick))
+}
+
+/// The expiry option of `SET`/`GETEX`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExpiryOption {
+    None,
+    Relative { amount: i64, unit: i64 },
+    Absolute { amount: i64, unit: i64 },
+    Keep,
+    Persist,
+}
+
+/// Reads `EX|PX|EXAT|PXAT <n>` at `args[*i]`; `Ok(None)` if the word is none of them.
+fn expiry_option(args: &[&[u8]], i: &mut usize) -> Result<Option<ExpiryOption>, &'static str> {
+    let word = args[*i];
+    let (absolute, unit) = if word.eq_ignore_ascii_case(b"ex") {
+        (false, 1000)
+    } else if word.eq_ignore_ascii_case(b"px") {
+        (false, 1)
+    } else if word.eq_ignore_ascii_case(b"exat") {
+        (true, 1000)
+    } else if word.eq_ignore_ascii_case(b"pxat") {
+        (true, 1)
+    } else {
+        return Ok(None);
+    };
+    let value = args.get(*i + 1).ok_or(SYNTAX)?;
+    *i += 1;
+    let amount = parse_i64(value).ok_or(NOT_INTEGER)?;
+    Ok(Some(if absolute {
+        ExpiryOption::Absolute { amount, unit }
+    } else {
+        ExpiryOption::Relative { amount, unit }
+    }))
+}
+
+/// Turns an expiry option into a [`Ttl`]; `Err` is the reply to send instead.
+fn resolve_expiry(
+    option: ExpiryOption,
+    command: &str,
+    clock: Clock,
+) -> Result<Ttl, ResolveError<'_>> {
+    match option {
+        ExpiryOption::None | ExpiryOption::Persist => Ok(Ttl::Persist),
+        ExpiryOption::Keep => Ok(Ttl::Keep),
+        ExpiryOption::Relative { amount, unit } => {
+            if amount <= 0 {
+                return Err(ResolveError::Invalid(command));
+            }
+            relative_deadline(amount, unit, clock.now)
+                .map(Ttl::At)
+                .ok_or(ResolveError::Invalid(command))
+        }
+        ExpiryOption::Absolute { amount, unit } => {
+            if amount <= 0 {
+                return Err(ResolveError::Invalid(command));
+            }
+            match absolute_deadline(amount, unit, clock) {
+                Err(()) => Err(ResolveError::NoWallClock),
+                Ok(None) => Err(ResolveError::Invalid(command)),
+                // A past absolute time deletes the key, which `Ttl::At(<= now)` does.
+                Ok(Some(at)) => Ok(Ttl::At(at)),
+            }
+        }
+    }
+}
+
+enum ResolveError<'a> {
+    Invalid(&'a str),
+    NoWallClock,
+}
+
+fn resolve_error(out: &mut ReplyWriter<'_>, e: ResolveError<'_>) -> Reply {
+    match e {
+        ResolveError::Invalid(command) => invalid_expire(out, command),
+        ResolveError::NoWallClock => error(out, NO_WALL_CLOCK),
+    }
+}
+
+/// Writes `key = value` and replies `+OK`, or the error that refused it.
+fn store_reply<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    value: &[u8],
+    ttl: Ttl,
+) -> Result<(), WriteFull> {
+    match ctx.store.set(key, value, ttl, ctx.clock.now) {
+        Ok(()) => out.simple("OK"),
+        Err(e) => store_error(ctx, out, e),
+    }
+}
+
+fn store_error<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+    e: StoreError,
+) -> Result<(), WriteFull> {
+    let _ = ctx;
+    match e {
+        StoreError::KeysFull | StoreError::BytesFull => out.error(OOM),
+        StoreError::ValueTooLarge => {
+            let mut text: heapless::String<96> = heapless::String::new();
+            let _ = write!(
+                text,
+                "ERR value is too large (max {} bytes)",
+                ctx.store.max_value_len()
+            );
+            out.error(&text)
+        }
+        StoreError::KeyTooLong => out.error("ERR key is too long"),
+    }
+}
+
+fn set<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (key, value) = (args[0], args[1]);
+    let mut nx = false;
+    let mut xx = false;
+    let mut get = false;
+    let mut expiry = ExpiryOption::None;
+    let mut i = 2;
+    while i < args.len() {
+        let word = args[i];
+        if word.eq_ignore_ascii_case(b"nx") && !xx {
+            nx = true;
+        } else if word.eq_ignore_ascii_case(b"xx") && !nx {
+            xx = true;
+        } else if word.eq_ignore_ascii_case(b"get") {
+            get = true;
+        } else if word.eq_ignore_ascii_case(b"keepttl") && expiry == ExpiryOption::None {
+            expiry = ExpiryOption::Keep;
+        } else {
+            match expiry_option(args, &mut i) {
+                Ok(Some(option)) if expiry == ExpiryOption::None => expiry = option,
+                Ok(_) => return error(out, SYNTAX),
+                Err(message) => return error(out, message),
+            }
+        }
+        i += 1;
+    }
+    let ttl = match resolve_expiry(expiry, "set", ctx.clock) {
+        Ok(ttl) => ttl,
+        Err(e) => return resolve_error(out, e),
+    };
+    let now = ctx.clock.now;
+    let exists = ctx.store.contains(key, now);
+    let allowed = !(nx && exists) && !(xx && !exists);
+    if get {
+        // Check the write can succeed before replying with the old value.
+        if allowed {
+            if let Some(e) = precheck(ctx, key, value, exists) {
+                store_error(ctx, out, e)?;
+                return Ok(After::Continue);
+            }
+        }
+        match ctx.store.get(key, now) {
+            Some(old) => out.bulk(old)?,
+            None => out.null()?,
+        }
+        if allowed {
+            // Cannot fail: checked above, and the reply is already written.
+            let _ = ctx.store.set(key, value, ttl, now);
+        }
+    } else if allowed {
+        store_reply(ctx, out, key, value, ttl)?;
+    } else {
+        out.null()?;
+    }
+    Ok(After::Continue)
+}
+
+/// Whether `SET key value` would be refused, without changing anything.
+fn precheck<const K: usize, const B: usize>(
+    ctx: &Context<'_, K, B>,
+    key: &[u8],
+    value: &[u8],
+    exists: bool,
+) -> Option<StoreError> {
+    let store = &ctx.store;
+    if value.len() > store.max_value_len() {
+        return Some(StoreError::ValueTooLarge);
+    }
+    if !exists && store.len() >= store.key_capacity() {
+        return Some(StoreError::KeysFull);
+    }
+    // Conservative: ignores the space the old value would free.
+    if store.bytes_used() + 8 + key.len() + value.len() > store.bytes_capacity() {
+        return Some(StoreError::BytesFull);
+    }
+    None
+}
+
+fn getex<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let key = args[0];
+    let mut option = ExpiryOption::None;
+    let mut i = 1;
+    while i < args.len() {
+        if args[i].eq_ignore_ascii_case(b"persist") && option == ExpiryOption::None {
+            option = ExpiryOption::Persist;
+        } else {
+            match expiry_option(args, &mut i) {
+                Ok(Some(o)) if option == ExpiryOption::None => option = o,
+                Ok(_) => return error(out, SYNTAX),
+                Err(message) => return error(out, message),
+            }
+        }
+        i += 1;
+    }
+    let ttl = match resolve_expiry(option, "getex", ctx.clock) {
+        Ok(ttl) => ttl,
+        Err(e) => return resolve_error(out, e),
+    };
+    let now = ctx.clock.now;
+    match ctx.store.get(key, now) {
+        Some(value) => out.bulk(value)?,
+        None => {
+            out.null()?;
+            return Ok(After::Continue);
+        }
+    }
+    match (option, ttl) {
+        (ExpiryOption::None, _) => {}
+        (ExpiryOption::Persist, _) => {
+            ctx.store.set_deadline(key, None, now);
+        }
+        (_, Ttl::At(at)) => {
+            ctx.store.set_deadline(key, Some(at), now);
+        }
+        _ => {}
+    }
+    Ok(After::Continue)
+}
+
+fn expire<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    command: &str,
+    unit: i64,
+    absolute: bool,
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let key = args[0];
+    let Some(amount) = parse_i64(args[1]) else {
+        return error(out, NOT_INTEGER);
+    };
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for word in &args[2..] {
+        if word.eq_ignore_ascii_case(b"nx") {
+            nx = true;
+        } else if word.eq_ignore_ascii_case(b"xx") {
+            xx = true;
+        } else if word.eq_ignore_ascii_case(b"gt") {
+            gt = true;
+        } else if word.eq_ignore_ascii_case(b"lt") {
+            lt = true;
+        } else {
+            return error_fmt(out, format_args!("ERR Unsupported option {}", Shown(word)));
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return error(
+            out,
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        );
+    }
+    if gt && lt {
+        return error(
+            out,
+            "ERR GT and LT options at the same time are not compatible",
+        );
+    }
+    let deadline = if absolute {
+        match absolute_deadline(amount, unit, ctx.clock) {
+            Err(()) => return error(out, NO_WALL_CLOCK),
+            Ok(None) => return invalid_expire(out, command),
+            Ok(Some(at)) => at,
+        }
+    } else {
+        match relative_deadline(amount, unit, ctx.clock.now) {
+            Some(at) => at,
+            None => return invalid_expire(out, command),
+        }
+    };
+    let now = ctx.clock.now;
+    let Some(current) = ctx.store.deadline(key, now) else {
+        out.integer(0)?;
+        return Ok(After::Continue);
+    };
+    let allowed = match current {
+        // A persistent key has an infinite TTL: GT never beats it, LT always does.
+        None => !xx && !gt,
+        Some(at) => !nx && !(gt && deadline <= at) && !(lt && deadline >= at),
+    };
+    if allowed {
+        ctx.store.set_deadline(key, Some(deadline), now);
+    }
+    out.integer(i64::from(allowed))?;
+    Ok(After::Continue)
+}
+
+fn ttl<const K: usize, const B: usize>(
+    key: &[u8],
+    command: &str,
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    let deadline = match ctx.store.deadline(key, now) {
+        None => return out.integer(-2).map(|()| After::Continue),
+        Some(None) => return out.integer(-1).map(|()| After::Continue),
+        Some(Some(at)) => at,
+    };
+    let value = match command {
+        "ttl" => (deadline - now).saturating_add(500) / 1000,
+        "pttl" => deadline - now,
+        _ => {
+            let Some(unix_now) = ctx.clock.unix_ms else {
+                return error(out, NO_WALL_CLOCK);
+            };
+            let unix_deadline = unix_now.saturating_add(deadline - now);
+            if command == "expiretime" {
+                unix_deadline.saturating_add(500) / 1000
+            } else {
+                unix_deadline
+            }
+        }
+    };
+    out.integer(value.min(MAX_MS) as i64)?;
+    Ok(After::Continue)
+}
+
+fn incr_by<const K: usize, const B: usize>(
+    key: &[u8],
+    by: i64,
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    let current = match ctx.store.get(key, now) {
+        None => 0,
+        Some(value) => match parse_i64(value) {
+            Some(n) => n,
+            None => return error(out, NOT_INTEGER),
+        },
+    };
+    let Some(next) = current.checked_add(by) else {
+        return error(out, OVERFLOW);
+    };
+    let mut digits = [0u8; 20];
+    let text = format_i64(next, &mut digits);
+    match ctx.store.set(key, text, Ttl::Keep, now) {
+        Ok(()) => out.integer(next)?,
+        Err(e) => store_error(ctx, out, e)?,
+    }
+    Ok(After::Continue)
+}
+
+/// Formats `n` in decimal into `buf`, returning the digits.
+pub(crate) fn format_i64(n: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut at = buf.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
+/// The CONFIG parameters this server has: name, getter, setter (values in the units shown).
+struct Param {
+    name: &'static str,
+    get: fn(&Timeouts) -> u64,
+    set: fn(&mut Timeouts, u64),
+}
+
+const PARAMS: &[Param] = &[
+    Param {
+        name: "timeout",
+        get: |t| t.idle_ms / 1000,
+        set: |t, v| t.idle_ms = v.saturating_mul(1000),
+    },
+    Param {
+        name: "idle-timeout-ms",
+        get: |t| t.idle_ms,
+        set: |t, v| t.idle_ms = v,
+    },
+    Param {
+        name: "read-timeout-ms",
+        get: |t| t.read_ms,
+        set: |t, v| t.read_ms = v,
+    },
+    Param {
+        name: "write-timeout-ms",
+        get: |t| t.write_ms,
+        set: |t, v| t.write_ms = v,
+    },
+];
+
+fn config<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let sub = args[0];
+    if sub.eq_ignore_ascii_case(b"get") {
+        if args.len() < 2 {
+            return wrong_arity(out, "config|get");
+        }
+        let matches = |p: &Param| {
+            args[1..]
+                .iter()
+                .any(|pattern| glob(pattern, p.name.as_bytes()))
+        };
+        let count = PARAMS.iter().filter(|p| matches(p)).count();
+        out.array_header(count * 2)?;
+        for param in PARAMS.iter().filter(|p| matches(p)) {
+            out.bulk(param.name.as_bytes())?;
+            let mut digits = [0u8; 20];
+            let value = (param.get)(ctx.timeouts).min(MAX_MS) as i64;
+            out.bulk(format_i64(value, &mut digits))?;
+        }
+    } else if sub.eq_ignore_ascii_case(b"set") {
+        if args.len() < 3 || args.len() % 2 == 0 {
+            return wrong_arity(out, "config|set");
+        }
+        // Validate everything first: CONFIG SET is all or nothing.
+        let mut updated = *ctx.timeouts;
+        for pair in args[1..].chunks_exact(2) {
+            let Some(param) = PARAMS
+                .iter()
+                .find(|p| pair[0].eq_ignore_ascii_case(p.name.as_bytes()))
+            else {
+                return error_fmt(
+                    out,
+                    format_args!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                        Shown(pair[0])
+                    ),
+                );
+            };
+            match parse_i64(pair[1]) {
+                Some(v) if v >= 0 => (param.set)(&mut updated, v as u64),
+                _ => {
+                    return error_fmt(
+                        out,
+                        format_args!(
+                            "ERR CONFIG SET failed (possibly related to argument '{}') - argument couldn't be parsed into an integer",
+                            param.name
+                        ),
+                    )
+                }
+            }
+        }
+        *ctx.timeouts = updated;
+        out.simple("OK")?;
+    } else if sub.eq_ignore_ascii_case(b"resetstat") {
+        out.simple("OK")?;
+    } else {
+        return unknown_subcommand(out, sub, "config");
+    }
+    Ok(After::Continue)
+}
+
+/// Glob match with `*` and `?`, ASCII case-insensitive (enough for CONFIG GET).
+fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => text.is_empty(),
+        Some((b'*', rest)) => (0..=text.len()).any(|skip| glob(rest, &text[skip..])),
+        Some((&p, rest)) => match text.split_first() {
+            Some((&t, text_rest)) => {
+                (p == b'?' || p.eq_ignore_ascii_case(&t)) && glob(rest, text_rest)
+            }
+            None => false,
+        },
+    }
+}
+
+/// Just enough of COMMAND for redis-cli and client libraries: they tolerate empty metadata.
+fn command(args: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    match args.first() {
+        None => out.array_header(0)?,
+        Some(sub) if sub.eq_ignore_ascii_case(b"docs") || sub.eq_ignore_ascii_case(b"info") => {
+            out.array_header(0)?
+        }
+        Some(sub) if sub.eq_ignore_ascii_case(b"count") => out.integer(COMMAND_COUNT)?,
+        Some(sub) => return unknown_subcommand(out, sub, "command"),
+    }
+    Ok(After::Continue)
+}
+
+/// The number of commands [`execute`] knows (for `COMMAND COUNT`).
+const COMMAND_COUNT: i64 = 33;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_i64_follows_redis_rules() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-12"), Some(-12));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1 ", b"1a", b"-"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", core::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn format_i64_round_trips_extremes() {
+        let mut buf = [0u8; 20];
+        for n in [0, 7, -7, i64::MAX, i64::MIN] {
+            let text = format_i64(n, &mut buf);
+            assert_eq!(parse_i64(text), Some(n));
+        }
+    }
+
+    #[test]
+    fn glob_matches_config_patterns() {
+        assert!(glob(b"*", b"timeout"));
+        assert!(glob(b"*timeout*", b"read-timeout-ms"));
+        assert!(glob(b"TIME?UT", b"timeout"));
+        assert!(!glob(b"save", b"timeout"));
+    }
+}

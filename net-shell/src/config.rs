@@ -1,0 +1,50 @@
+//! Run-time settings that `CONFIG GET`/`CONFIG SET` can see and change.
+
+/// Timeouts, in milliseconds. 0 disables a timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct Timeouts {
+    /// Close a connection after this long without a complete command (Redis' `timeout`).
+    pub idle_ms: u64,
+    /// Close a connection whose current command has been arriving for this long.
+    pub read_ms: u64,
+    /// Close a connection that has not accepted any reply bytes for this long.
+    pub write_ms: u64,
+    /// After a timeout closes a connection gracefully, abort it if the peer has not finished
+    /// the close within this long.
+    pub close_ms: u64,
+}
+
+impl Timeouts {
+    /// 300 s idle, 10 s read, 10 s write, 2 s to finish a close.
+    pub const DEFAULT: Self = Self {
+        idle_ms: 300_000,
+        read_ms: 10_000,
+        write_ms: 10_000,
+        close_ms: 2_000,
+    };
+
+    /// Timeouts with the given idle, read and write limits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let t = net_shell::Timeouts::new(30_000, 5_000, 5_000);
+    /// assert_eq!(t.idle_ms, 30_000);
+    /// ```
+    pub const fn new(idle_ms: u64, read_ms: u64, write_ms: u64) -> Self {
+        Self {
+            idle_ms,
+            read_ms,
+            write_ms,
+            close_ms: Self::DEFAULT.close_ms,
+        }
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}

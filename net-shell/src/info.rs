@@ -1,0 +1,95 @@
+//! The `INFO` reply: server, clients, stats, memory and keyspace sections.
+
+use core::fmt::Write as _;
+
+use crate::command::{After, Context};
+use crate::resp::{ReplyWriter, WriteFull};
+
+/// Enough for every section at once.
+const INFO_CAPACITY: usize = 1536;
+
+/// Writes the `INFO [section]` reply as one bulk string.
+pub(crate) fn write_info<const K: usize, const B: usize>(
+    section: Option<&[u8]>,
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<After, WriteFull> {
+    let wants = |name: &str| match section {
+        None => true,
+        Some(s) => {
+            s.eq_ignore_ascii_case(b"all")
+                || s.eq_ignore_ascii_case(b"default")
+                || s.eq_ignore_ascii_case(b"everything")
+                || s.eq_ignore_ascii_case(name.as_bytes())
+        }
+    };
+    let mut text: heapless::String<INFO_CAPACITY> = heapless::String::new();
+    let stats = ctx.stats;
+    let store = &ctx.store;
+    let uptime_s = ctx.clock.now / 1000;
+    // A full buffer only truncates the text; it is sized for every section.
+    let _ = (|| -> core::fmt::Result {
+        if wants("server") {
+            write!(
+                text,
+                "# Server\r\nredis_version:7.0.0\r\nnet_shell_version:{}\r\nredis_mode:standalone\r\nmultiplexing_api:smoltcp\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n\r\n",
+                env!("CARGO_PKG_VERSION"),
+                uptime_s,
+                uptime_s / 86_400
+            )?;
+        }
+        if wants("clients") {
+            write!(
+                text,
+                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\n\r\n",
+                stats.connected_clients,
+                ctx.max_clients,
+                ctx.timeouts.idle_ms,
+                ctx.timeouts.read_ms,
+                ctx.timeouts.write_ms
+            )?;
+        }
+        if wants("memory") {
+            write!(
+                text,
+                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\n\r\n",
+                store.bytes_used(),
+                store.bytes_capacity(),
+                store.bytes_used() * 100 / store.bytes_capacity().max(1),
+                store.len(),
+                store.key_capacity()
+            )?;
+        }
+        if wants("stats") {
+            write!(
+                text,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\noom_refusals:{}\r\n\r\n",
+                stats.total_connections_received,
+                stats.total_commands_processed,
+                stats.rejected_connections,
+                store.expired_keys(),
+                stats.idle_timeout_closes,
+                stats.read_timeout_closes,
+                stats.write_timeout_closes,
+                stats.protocol_error_closes,
+                stats.aborted_closes,
+                stats.oom_refusals
+            )?;
+        }
+        if wants("keyspace") {
+            text.push_str("# Keyspace\r\n")
+                .map_err(|_| core::fmt::Error)?;
+            if !store.is_empty() {
+                write!(
+                    text,
+                    "db0:keys={},expires={},avg_ttl=0\r\n",
+                    store.len(),
+                    store.volatile_len()
+                )?;
+            }
+        }
+        Ok(())
+    })();
+    out.bulk(text.as_bytes())?;
+    Ok(After::Continue)
+}

@@ -1,0 +1,774 @@
+//! The server: a smoltcp interface, a pool of client sockets, the key store and all timers,
+//! driven by [`Server::poll`] with the time passed in.
+
+use core::fmt;
+
+use smoltcp::iface::{Config as IfaceConfig, Interface, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::phy::Device;
+use smoltcp::socket::{dhcpv4, tcp};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
+use timer_core::{Tick, TimeoutList, TimeoutLists, TimerQueue};
+
+use crate::command::{self, After, Clock, Context};
+use crate::config::Timeouts;
+use crate::connection::{list, Connection, Phase};
+use crate::resp::{self, Limits, Parsed, ReplyWriter};
+use crate::stats::Stats;
+use crate::store::Store;
+
+/// Most arguments in one command.
+pub const MAX_ARGS: usize = 32;
+
+/// Reply room beyond the largest value: bulk header and CRLF, or an error line.
+const REPLY_SLACK: usize = 64;
+
+/// The largest non-value reply (`INFO`).
+const REPLY_MIN: usize = 1600;
+
+const REFUSAL: &[u8] = b"-ERR max number of clients reached\r\n";
+const TOO_BIG: &[u8] = b"-ERR Protocol error: request does not fit the input buffer\r\n";
+
+/// How the interface gets its IPv4 address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum IpSetup {
+    /// A fixed address.
+    Static {
+        /// Address and prefix, e.g. `10.0.2.15/24`.
+        address: Ipv4Cidr,
+        /// Default gateway.
+        gateway: Option<Ipv4Address>,
+    },
+    /// DHCPv4, with a static address taken if no lease arrives in time.
+    Dhcp {
+        /// Address and gateway to use if DHCP has not answered after `fallback_after_ms`.
+        fallback: Option<(Ipv4Cidr, Option<Ipv4Address>)>,
+        /// How long to wait for a lease before taking the fallback.
+        fallback_after_ms: u64,
+    },
+}
+
+/// Per-connection buffer sizes, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct BufferSizes {
+    /// smoltcp receive buffer (the TCP window).
+    pub rx: usize,
+    /// smoltcp send buffer; must hold at least one largest reply.
+    pub tx: usize,
+    /// The partial-command buffer: the largest request accepted.
+    pub input: usize,
+}
+
+impl BufferSizes {
+    /// The scratch space for one reply: the largest value plus slack, or `INFO`.
+    pub const fn reply(&self) -> usize {
+        let value_reply = self.input + REPLY_SLACK;
+        if value_reply > REPLY_MIN {
+            value_reply
+        } else {
+            REPLY_MIN
+        }
+    }
+
+    /// Bytes of buffer [`Server::new`] needs for `sockets` client sockets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::BufferSizes;
+    ///
+    /// let sizes = BufferSizes { rx: 1024, tx: 2048, input: 1024 };
+    /// assert_eq!(sizes.bytes_needed(4), 4 * (1024 + 2048 + 1024) + 1600);
+    /// ```
+    pub const fn bytes_needed(&self, sockets: usize) -> usize {
+        sockets * (self.rx + self.tx + self.input) + self.reply()
+    }
+}
+
+/// Everything [`Server::new`] needs to know.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// The interface's MAC address.
+    pub mac: [u8; 6],
+    /// How the interface gets its address.
+    pub ip: IpSetup,
+    /// TCP port to serve (6379).
+    pub port: u16,
+    /// Connection timeouts (changeable at run time with `CONFIG SET`).
+    pub timeouts: Timeouts,
+    /// Buffer sizes per connection.
+    pub buffers: BufferSizes,
+    /// Most keys removed by the TTL timer per poll, so a mass expiry never stalls serving.
+    pub expire_budget: usize,
+    /// Seed for smoltcp (TCP initial sequence numbers, DHCP transaction ids).
+    pub random_seed: u64,
+}
+
+impl ServerConfig {
+    /// A configuration with defaults: port 6379, [`Timeouts::DEFAULT`], 2 KiB/4 KiB/2 KiB
+    /// buffers, 1,000 expirations per poll.
+    pub const fn new(mac: [u8; 6], ip: IpSetup) -> Self {
+        Self {
+            mac,
+            ip,
+            port: 6379,
+            timeouts: Timeouts::DEFAULT,
+            buffers: BufferSizes {
+                rx: 2048,
+                tx: 4096,
+                input: 2048,
+            },
+            expire_budget: 1000,
+            random_seed: 0x5eed,
+        }
+    }
+}
+
+/// Why [`Server::new`] refused its inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The socket storage must have room for `CONNS` TCP sockets plus one DHCP socket.
+    TooFewSocketSlots {
+        /// Slots needed.
+        needed: usize,
+    },
+    /// The byte buffer is smaller than [`BufferSizes::bytes_needed`].
+    BufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+    },
+    /// The send buffer cannot hold one largest reply.
+    SendBufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+    },
+    /// Values this large could not be sent back: the input buffer must exceed the store's
+    /// `max_value_len`.
+    InputBufferTooSmall {
+        /// Bytes needed.
+        needed: usize,
+    },
+    /// At least two client sockets are needed (one is kept to refuse overflow politely).
+    TooFewConnections,
+}
+
+impl fmt::Display for SetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooFewSocketSlots { needed } => write!(f, "socket storage needs {needed} slots"),
+            Self::BufferTooSmall { needed } => write!(f, "buffer needs {needed} bytes"),
+            Self::SendBufferTooSmall { needed } => {
+                write!(f, "send buffer must be at least {needed} bytes")
+            }
+            Self::InputBufferTooSmall { needed } => {
+                write!(f, "input buffer must be at least {needed} bytes")
+            }
+            Self::TooFewConnections => f.write_str("at least 2 connection slots are needed"),
+        }
+    }
+}
+
+impl core::error::Error for SetupError {}
+
+/// A RESP2 key-value server on smoltcp. Sans-IO and sans-clock: [`poll`](Self::poll) is given
+/// the time and a device and says when it next needs to run.
+///
+/// `CONNS` TCP sockets listen on the port; `CONNS - 1` clients are served at once and the last
+/// socket answers any further client `-ERR max number of clients reached` (as Redis does) and
+/// counts it, since smoltcp has no listen backlog to tell us otherwise.
+pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> {
+    iface: Interface,
+    sockets: SocketSet<'a>,
+    conns: heapless::Vec<Connection<'a>, CONNS>,
+    reply: &'a mut [u8],
+    store: &'a mut Store<KEYS, BYTES>,
+    timeouts: Timeouts,
+    conn_timers: TimeoutLists<u16, CONNS, { list::COUNT }>,
+    write_timers: TimeoutList<u16, CONNS>,
+    stats: Stats,
+    limits: Limits,
+    port: u16,
+    dhcp: Option<DhcpState>,
+    expire_budget: usize,
+    unix_offset_ms: Option<u64>,
+    last_now: Tick,
+    more_keys_due: bool,
+    shutting_down: bool,
+}
+
+#[derive(Clone, Copy)]
+struct DhcpState {
+    handle: SocketHandle,
+    fallback: Option<(Ipv4Cidr, Option<Ipv4Address>)>,
+    fallback_at: Tick,
+    leased: bool,
+}
+
+fn instant(now: Tick) -> Instant {
+    Instant::from_millis(now.min(i64::MAX as u64) as i64)
+}
+
+impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+    /// Builds the interface and starts listening.
+    ///
+    /// `socket_slots` needs `CONNS + 1` entries; `buffer` needs
+    /// [`BufferSizes::bytes_needed`]`(CONNS)` bytes. Both usually live in `static`s.
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError`] when a buffer is too small for the configuration.
+    pub fn new<D: Device + ?Sized>(
+        config: ServerConfig,
+        store: &'a mut Store<KEYS, BYTES>,
+        socket_slots: &'a mut [SocketStorage<'a>],
+        buffer: &'a mut [u8],
+        device: &mut D,
+        now: Tick,
+    ) -> Result<Self, SetupError> {
+        let sizes = config.buffers;
+        if CONNS < 2 {
+            return Err(SetupError::TooFewConnections);
+        }
+        if socket_slots.len() < CONNS + 1 {
+            return Err(SetupError::TooFewSocketSlots { needed: CONNS + 1 });
+        }
+        let needed = sizes.bytes_needed(CONNS);
+        if buffer.len() < needed {
+            return Err(SetupError::BufferTooSmall { needed });
+        }
+        if sizes.tx < sizes.reply() {
+            return Err(SetupError::SendBufferTooSmall {
+                needed: sizes.reply(),
+            });
+        }
+        if sizes.input <= store.max_value_len() + REPLY_SLACK {
+            return Err(SetupError::InputBufferTooSmall {
+                needed: store.max_value_len() + REPLY_SLACK + 1,
+            });
+        }
+
+        let mut iface_config =
+            IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
+        iface_config.random_seed = config.random_seed;
+        let mut iface = Interface::new(iface_config, device, instant(now));
+        let mut sockets = SocketSet::new(socket_slots);
+
+        let (reply, mut rest) = buffer.split_at_mut(sizes.reply());
+        let mut conns = heapless::Vec::new();
+        for _ in 0..CONNS {
+            let (rx, after_rx) = rest.split_at_mut(sizes.rx);
+            let (tx, after_tx) = after_rx.split_at_mut(sizes.tx);
+            let (input, after_input) = after_tx.split_at_mut(sizes.input);
+            rest = after_input;
+            let mut socket =
+                tcp::Socket::new(tcp::SocketBuffer::new(rx), tcp::SocketBuffer::new(tx));
+            socket.set_nagle_enabled(false);
+            let _ = socket.listen(config.port);
+            let handle = sockets.add(socket);
+            let _ = conns.push(Connection::new(handle, input));
+        }
+
+        let dhcp = match config.ip {
+            IpSetup::Static { address, gateway } => {
+                apply_address(&mut iface, Some((address, gateway)));
+                None
+            }
+            IpSetup::Dhcp {
+                fallback,
+                fallback_after_ms,
+            } => Some(DhcpState {
+                handle: sockets.add(dhcpv4::Socket::new()),
+                fallback,
+                fallback_at: now.saturating_add(fallback_after_ms),
+                leased: false,
+            }),
+        };
+
+        let input = sizes.input;
+        Ok(Self {
+            iface,
+            sockets,
+            conns,
+            reply,
+            store,
+            timeouts: config.timeouts,
+            conn_timers: TimeoutLists::new(),
+            write_timers: TimeoutList::new(),
+            stats: Stats::default(),
+            limits: Limits::new(input, input),
+            port: config.port,
+            dhcp,
+            expire_budget: config.expire_budget.max(1),
+            unix_offset_ms: None,
+            last_now: now,
+            more_keys_due: false,
+            shutting_down: false,
+        })
+    }
+
+    /// Tells the server the wall-clock time, so `EXAT`, `PXAT`, `EXPIREAT` and `EXPIRETIME`
+    /// work: `unix_ms` is the Unix time in milliseconds at monotonic tick `now`.
+    pub fn set_unix_time(&mut self, now: Tick, unix_ms: u64) {
+        self.unix_offset_ms = Some(unix_ms.wrapping_sub(now));
+    }
+
+    /// Runs everything due at `now` (milliseconds, monotonic): network I/O, commands, key
+    /// expiry, connection timeouts. Returns when to call again at the latest (`None`: only when
+    /// the device has a frame).
+    pub fn poll<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) -> Option<Tick> {
+        // Time never goes backwards here, whatever the caller's clock does.
+        let now = now.max(self.last_now);
+        self.last_now = now;
+
+        self.iface.poll(instant(now), device, &mut self.sockets);
+        self.poll_dhcp(now);
+        for index in 0..self.conns.len() {
+            self.service(index, now);
+        }
+        // Replies written during service go out now rather than at the next poll.
+        self.iface.poll(instant(now), device, &mut self.sockets);
+
+        let sweep = self.store.expire(now, self.expire_budget);
+        self.more_keys_due = sweep.more_due;
+        self.expire_connections(now);
+        self.next_poll(now)
+    }
+
+    /// When the server next needs [`poll`](Self::poll), without polling.
+    pub fn next_poll(&mut self, now: Tick) -> Option<Tick> {
+        if self.more_keys_due {
+            return Some(now);
+        }
+        let iface = self
+            .iface
+            .poll_at(instant(now), &self.sockets)
+            .map(|at| at.total_millis().max(0) as Tick);
+        [
+            iface,
+            self.store.next_deadline(),
+            self.conn_timers.next_deadline(),
+            self.write_timers.next_deadline(),
+            self.dhcp
+                .filter(|d| !d.leased && d.fallback.is_some())
+                .map(|d| d.fallback_at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Server counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The key store.
+    pub fn store(&self) -> &Store<KEYS, BYTES> {
+        self.store
+    }
+
+    /// The current IPv4 address, once there is one.
+    pub fn ipv4_address(&self) -> Option<Ipv4Cidr> {
+        self.iface.ip_addrs().iter().find_map(|cidr| match cidr {
+            IpCidr::Ipv4(v4) => Some(*v4),
+        })
+    }
+
+    /// The TCP port served.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether client sockets are listening (true from the first poll with an address).
+    pub fn is_listening(&self) -> bool {
+        self.ipv4_address().is_some()
+            && self
+                .conns
+                .iter()
+                .any(|c| self.sockets.get::<tcp::Socket>(c.socket).is_listening())
+    }
+
+    /// The timeouts in force (they may have been changed by `CONFIG SET`).
+    pub fn timeouts(&self) -> Timeouts {
+        self.timeouts
+    }
+
+    /// Starts a graceful shutdown: stop accepting, close every connection after the replies
+    /// already queued. Keep polling until [`open_connections`](Self::open_connections) is 0 (or a
+    /// deadline of your choice).
+    pub fn shutdown(&mut self, now: Tick) {
+        self.shutting_down = true;
+        for index in 0..self.conns.len() {
+            match self.conns[index].phase {
+                Phase::Open => self.begin_close(index, now),
+                Phase::Listening => {
+                    let handle = self.conns[index].socket;
+                    self.sockets.get_mut::<tcp::Socket>(handle).abort();
+                }
+                Phase::Closing => {}
+            }
+        }
+    }
+
+    /// Connections not yet fully closed.
+    pub fn open_connections(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| c.phase != Phase::Listening)
+            .count()
+    }
+
+    fn poll_dhcp(&mut self, now: Tick) {
+        let Some(mut dhcp) = self.dhcp else {
+            return;
+        };
+        match self.sockets.get_mut::<dhcpv4::Socket>(dhcp.handle).poll() {
+            Some(dhcpv4::Event::Configured(lease)) => {
+                apply_address(&mut self.iface, Some((lease.address, lease.router)));
+                dhcp.leased = true;
+            }
+            Some(dhcpv4::Event::Deconfigured) => {
+                apply_address(&mut self.iface, None);
+                dhcp.leased = false;
+                dhcp.fallback_at = now;
+            }
+            None => {}
+        }
+        if !dhcp.leased && now >= dhcp.fallback_at {
+            if let Some(fallback) = dhcp.fallback.take() {
+                apply_address(&mut self.iface, Some(fallback));
+            }
+        }
+        self.dhcp = Some(dhcp);
+    }
+
+    /// Moves one connection forward: accept, read, execute, reply, arm timers, recycle.
+    fn service(&mut self, index: usize, now: Tick) {
+        let handle = self.conns[index].socket;
+        let state = self.sockets.get::<tcp::Socket>(handle).state();
+        match self.conns[index].phase {
+            Phase::Listening => {
+                if !matches!(
+                    state,
+                    tcp::State::Listen | tcp::State::SynReceived | tcp::State::Closed
+                ) {
+                    self.accept(index, now);
+                    self.serve(index, now);
+                } else if state == tcp::State::Closed && !self.shutting_down {
+                    let _ = self
+                        .sockets
+                        .get_mut::<tcp::Socket>(handle)
+                        .listen(self.port);
+                }
+            }
+            Phase::Open => {
+                if matches!(state, tcp::State::Closed | tcp::State::TimeWait) {
+                    self.recycle(index);
+                } else {
+                    self.serve(index, now);
+                }
+            }
+            Phase::Closing => {
+                let socket = self.sockets.get_mut::<tcp::Socket>(handle);
+                // Discard whatever the peer still sends; it is too late to answer.
+                while socket.can_recv() {
+                    if socket.recv(|data| (data.len(), ())).is_err() {
+                        break;
+                    }
+                }
+                if matches!(state, tcp::State::Closed | tcp::State::TimeWait) {
+                    self.recycle(index);
+                }
+            }
+        }
+    }
+
+    fn accept(&mut self, index: usize, now: Tick) {
+        let served = self.conns.iter().filter(|c| c.counted).count();
+        self.stats.total_connections_received += 1;
+        if served >= CONNS - 1 || self.shutting_down {
+            self.stats.rejected_connections += 1;
+            let handle = self.conns[index].socket;
+            let _ = self
+                .sockets
+                .get_mut::<tcp::Socket>(handle)
+                .send_slice(REFUSAL);
+            self.conns[index].phase = Phase::Open;
+            self.begin_close(index, now);
+            return;
+        }
+        let conn = &mut self.conns[index];
+        conn.phase = Phase::Open;
+        conn.counted = true;
+        conn.input_len = 0;
+        conn.last_send_queue = 0;
+        self.stats.connected_clients += 1;
+        self.arm_idle(index, now);
+    }
+
+    /// Reads, executes and replies until input runs out or the send buffer is full.
+    fn serve(&mut self, index: usize, now: Tick) {
+        if self.conns[index].phase != Phase::Open {
+            return;
+        }
+        let handle = self.conns[index].socket;
+        let reply_room = self.reply.len();
+        let mut executed = false;
+        let mut close = false;
+        loop {
+            // Pull what fits into the input buffer.
+            {
+                let conn = &mut self.conns[index];
+                let socket = self.sockets.get_mut::<tcp::Socket>(handle);
+                while conn.input_len < conn.input.len() && socket.can_recv() {
+                    match socket.recv_slice(&mut conn.input[conn.input_len..]) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => conn.input_len += n,
+                    }
+                }
+            }
+            let socket = self.sockets.get::<tcp::Socket>(handle);
+            if socket.send_capacity() - socket.send_queue() < reply_room {
+                break; // back-pressure: wait until the client reads
+            }
+            let conn = &mut self.conns[index];
+            let filled = conn.input_len;
+            let parsed = resp::parse::<MAX_ARGS>(&mut conn.input[..filled], &self.limits);
+            let mut out = ReplyWriter::new(self.reply);
+            let consumed = match parsed {
+                Ok(Parsed::Incomplete) => {
+                    if filled == conn.input.len() {
+                        // A request larger than the input buffer can never complete.
+                        let _ = self
+                            .sockets
+                            .get_mut::<tcp::Socket>(handle)
+                            .send_slice(TOO_BIG);
+                        self.stats.protocol_error_closes += 1;
+                        close = true;
+                    }
+                    break;
+                }
+                Ok(Parsed::Empty { consumed }) => consumed,
+                Ok(Parsed::Command { command, consumed }) => {
+                    let mut ctx = Context {
+                        store: self.store,
+                        stats: &self.stats,
+                        timeouts: &mut self.timeouts,
+                        clock: Clock {
+                            now,
+                            unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(now)),
+                        },
+                        max_clients: CONNS - 1,
+                    };
+                    let after = command::execute(command.as_slice(), &mut ctx, &mut out);
+                    self.stats.total_commands_processed += 1;
+                    executed = true;
+                    if after == Ok(After::Close) {
+                        close = true;
+                    }
+                    if after.is_err() {
+                        // Cannot happen: the reply buffer holds the largest reply.
+                        out = ReplyWriter::new(self.reply);
+                        let _ = out.error("ERR reply too large");
+                    }
+                    consumed
+                }
+                Err(error) => {
+                    let _ = out.protocol_error(error);
+                    self.stats.protocol_error_closes += 1;
+                    close = true;
+                    filled
+                }
+            };
+            let written = out.written().len();
+            let _ = self
+                .sockets
+                .get_mut::<tcp::Socket>(handle)
+                .send_slice(&self.reply[..written]);
+            self.conns[index].consume(consumed);
+            if close {
+                break;
+            }
+        }
+
+        let socket = self.sockets.get::<tcp::Socket>(handle);
+        let peer_done = !socket.may_recv() && !socket.can_recv();
+        let send_queue = socket.send_queue();
+        if close || (peer_done && self.conns[index].input_len == 0) {
+            self.begin_close(index, now);
+            return;
+        }
+        if peer_done {
+            // Half a command and the peer will send no more: nothing left to do.
+            self.begin_close(index, now);
+            return;
+        }
+        self.arm_write(index, send_queue, now);
+        if self.conns[index].input_len > 0 {
+            self.arm_read(index, now);
+        } else if executed {
+            self.arm_idle(index, now);
+        }
+    }
+
+    /// Idle timer: reset after every complete command.
+    fn arm_idle(&mut self, index: usize, now: Tick) {
+        let ms = self.timeouts.idle_ms;
+        self.set_timer(index, list::IDLE, (ms > 0).then(|| now.saturating_add(ms)));
+    }
+
+    /// Read timer: started by the first byte of a command, NOT pushed out by further bytes.
+    fn arm_read(&mut self, index: usize, now: Tick) {
+        let on_read = self.conns[index]
+            .timer
+            .and_then(|id| self.conn_timers.list_of(id))
+            == Some(list::READ);
+        if !on_read {
+            let ms = self.timeouts.read_ms;
+            self.set_timer(index, list::READ, (ms > 0).then(|| now.saturating_add(ms)));
+        }
+    }
+
+    /// Write timer: runs while reply bytes wait; pushed out whenever the client takes some.
+    fn arm_write(&mut self, index: usize, send_queue: usize, now: Tick) {
+        let ms = self.timeouts.write_ms;
+        let conn = &mut self.conns[index];
+        let progressed = send_queue < conn.last_send_queue;
+        let previous = conn.last_send_queue;
+        conn.last_send_queue = send_queue;
+        match conn.write_timer {
+            Some(id) if send_queue == 0 || ms == 0 => {
+                let _ = self.write_timers.cancel(id);
+                conn.write_timer = None;
+            }
+            Some(id) if progressed => {
+                let _ = self.write_timers.touch(id, now.saturating_add(ms));
+            }
+            None if send_queue > 0 && ms > 0 && send_queue >= previous => {
+                conn.write_timer = self
+                    .write_timers
+                    .insert(now.saturating_add(ms), index as u16)
+                    .ok();
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts the connection's main timer on `list` at `deadline` (`None`: no timer).
+    fn set_timer(&mut self, index: usize, list: usize, deadline: Option<Tick>) {
+        let conn = &mut self.conns[index];
+        match (conn.timer, deadline) {
+            (Some(id), Some(at)) => {
+                if self.conn_timers.move_to(id, list, at).is_err() {
+                    conn.timer = self.conn_timers.insert_into(list, at, index as u16).ok();
+                }
+            }
+            (None, Some(at)) => {
+                conn.timer = self.conn_timers.insert_into(list, at, index as u16).ok();
+            }
+            (Some(id), None) => {
+                let _ = self.conn_timers.cancel(id);
+                conn.timer = None;
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Sends FIN after any queued replies; aborts later if the peer does not finish.
+    fn begin_close(&mut self, index: usize, now: Tick) {
+        let handle = self.conns[index].socket;
+        self.sockets.get_mut::<tcp::Socket>(handle).close();
+        self.conns[index].phase = Phase::Closing;
+        if let Some(id) = self.conns[index].write_timer.take() {
+            let _ = self.write_timers.cancel(id);
+        }
+        let deadline = now.saturating_add(self.timeouts.close_ms.max(1));
+        self.set_timer(index, list::CLOSING, Some(deadline));
+    }
+
+    /// Returns the slot to listening, right away.
+    fn recycle(&mut self, index: usize) {
+        let handle = self.conns[index].socket;
+        let socket = self.sockets.get_mut::<tcp::Socket>(handle);
+        socket.abort();
+        if !self.shutting_down {
+            let _ = socket.listen(self.port);
+        }
+        let conn = &mut self.conns[index];
+        if let Some(id) = conn.timer.take() {
+            let _ = self.conn_timers.cancel(id);
+        }
+        if let Some(id) = conn.write_timer.take() {
+            let _ = self.write_timers.cancel(id);
+        }
+        if conn.counted {
+            self.stats.connected_clients -= 1;
+        }
+        conn.counted = false;
+        conn.phase = Phase::Listening;
+        conn.input_len = 0;
+        conn.last_send_queue = 0;
+    }
+
+    fn expire_connections(&mut self, now: Tick) {
+        while let Some(expired) = self.conn_timers.pop_expired(now) {
+            let index = usize::from(expired.value);
+            let Some(conn) = self.conns.get_mut(index) else {
+                continue;
+            };
+            if conn.timer != Some(expired.id) {
+                continue;
+            }
+            conn.timer = None;
+            // The list the timer was on is gone with it; the phase tells which one it was.
+            match conn.phase {
+                Phase::Closing => {
+                    self.stats.aborted_closes += 1;
+                    self.recycle(index);
+                }
+                Phase::Open => {
+                    if conn.input_len > 0 {
+                        self.stats.read_timeout_closes += 1;
+                    } else {
+                        self.stats.idle_timeout_closes += 1;
+                    }
+                    self.begin_close(index, now);
+                }
+                Phase::Listening => {}
+            }
+        }
+        while let Some(expired) = self.write_timers.pop_expired(now) {
+            let index = usize::from(expired.value);
+            let Some(conn) = self.conns.get_mut(index) else {
+                continue;
+            };
+            if conn.write_timer != Some(expired.id) {
+                continue;
+            }
+            conn.write_timer = None;
+            if conn.phase == Phase::Open {
+                self.stats.write_timeout_closes += 1;
+                self.begin_close(index, now);
+            }
+        }
+    }
+}
+
+fn apply_address(iface: &mut Interface, address: Option<(Ipv4Cidr, Option<Ipv4Address>)>) {
+    iface.update_ip_addrs(|addrs| {
+        addrs.clear();
+        if let Some((cidr, _)) = address {
+            let _ = addrs.push(IpCidr::Ipv4(cidr));
+        }
+    });
+    iface.routes_mut().remove_default_ipv4_route();
+    if let Some((_, Some(gateway))) = address {
+        let _ = iface.routes_mut().add_default_ipv4_route(gateway);
+    }
+}

@@ -1,0 +1,599 @@
+//! The key space: string keys with optional time-to-live, fixed capacity, no allocation.
+//!
+//! Entries live in a fixed table with hash chains; key and value bytes share one compacting
+//! [`Pool`]. Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
+//! as the table, so timer capacity can never be what fails. A key is invisible from its deadline
+//! on (checked on every access) and is removed by the wheel within one tick of it.
+
+use core::fmt;
+
+use timer_core::{Tick, TimerId, TimerQueue, TimerWheel};
+
+use crate::pool::{Owners, Pool};
+
+const NIL: u32 = u32::MAX;
+
+/// Why a write was refused. Nothing was changed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Every key slot is taken.
+    KeysFull,
+    /// The byte pool has no room for this key and value.
+    BytesFull,
+    /// The key is longer than the configured limit.
+    KeyTooLong,
+    /// The value is longer than the configured limit.
+    ValueTooLarge,
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::KeysFull => "key table is full",
+            Self::BytesFull => "value memory is full",
+            Self::KeyTooLong => "key is too long",
+            Self::ValueTooLarge => "value is too large",
+        })
+    }
+}
+
+impl core::error::Error for StoreError {}
+
+/// What a write does to the key's time to live.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Ttl {
+    /// Remove any time to live (plain `SET`).
+    Persist,
+    /// Keep the current time to live (`KEEPTTL`, `INCR`).
+    Keep,
+    /// Expire at this tick.
+    At(Tick),
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    used: bool,
+    /// Next entry in the same hash bucket.
+    next: u32,
+    hash: u32,
+    /// Pool offset of `key ++ value`.
+    offset: u32,
+    key_len: u32,
+    value_len: u32,
+    timer: Option<TimerId>,
+}
+
+impl Entry {
+    const VACANT: Self = Self {
+        used: false,
+        next: NIL,
+        hash: 0,
+        offset: 0,
+        key_len: 0,
+        value_len: 0,
+        timer: None,
+    };
+}
+
+struct Entries<const KEYS: usize>([Entry; KEYS]);
+
+impl<const KEYS: usize> Owners for Entries<KEYS> {
+    fn moved(&mut self, owner: u32, offset: u32) {
+        if let Some(entry) = self.0.get_mut(owner as usize) {
+            entry.offset = offset;
+        }
+    }
+}
+
+/// A fixed-capacity key space of `KEYS` keys whose keys and values share `BYTES` bytes.
+///
+/// `Store::new` is `const`, so a large store can be a `static` (see `static_cell`'s
+/// `ConstStaticCell`) instead of a stack temporary.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::store::{Store, Ttl};
+///
+/// let mut store: Store<16, 1024> = Store::new(64, 256);
+/// store.set(b"greeting", b"hello", Ttl::At(1_000), 0).unwrap();
+/// assert_eq!(store.get(b"greeting", 999), Some(&b"hello"[..]));
+/// assert_eq!(store.get(b"greeting", 1_000), None); // gone at its deadline
+/// assert_eq!(store.expired_keys(), 1);
+/// ```
+pub struct Store<const KEYS: usize, const BYTES: usize> {
+    entries: Entries<KEYS>,
+    buckets: [u32; KEYS],
+    free: u32,
+    unused_from: u32,
+    len: usize,
+    pool: Pool<BYTES>,
+    timers: TimerWheel<u32, KEYS>,
+    max_key_len: usize,
+    max_value_len: usize,
+    expired_keys: u64,
+    seed: u32,
+}
+
+impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
+    const SIZED: () = assert!(
+        KEYS > 0 && KEYS < u32::MAX as usize,
+        "net-shell: KEYS must be in 1..u32::MAX"
+    );
+
+    /// An empty store that refuses keys over `max_key_len` and values over `max_value_len` bytes.
+    pub const fn new(max_key_len: usize, max_value_len: usize) -> Self {
+        Self::with_seed(max_key_len, max_value_len, 0x9e37_79b9)
+    }
+
+    /// Like [`new`](Self::new) with a hash seed; give each process a random one where an
+    /// attacker could choose keys (hash flooding).
+    pub const fn with_seed(max_key_len: usize, max_value_len: usize, seed: u32) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SIZED;
+        Self {
+            entries: Entries([Entry::VACANT; KEYS]),
+            buckets: [NIL; KEYS],
+            free: NIL,
+            unused_from: 0,
+            len: 0,
+            pool: Pool::new(),
+            timers: TimerWheel::new(),
+            max_key_len,
+            max_value_len,
+            expired_keys: 0,
+            seed,
+        }
+    }
+
+    /// Number of keys, including expired keys not yet removed (like Redis' `DBSIZE`).
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the store holds no key.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of keys that carry a time to live.
+    pub fn volatile_len(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// The key capacity.
+    pub const fn key_capacity(&self) -> usize {
+        KEYS
+    }
+
+    /// Pool bytes in use (keys, values and an 8-byte header per key).
+    pub const fn bytes_used(&self) -> usize {
+        self.pool.used()
+    }
+
+    /// Pool capacity in bytes.
+    pub const fn bytes_capacity(&self) -> usize {
+        self.pool.capacity()
+    }
+
+    /// The largest value accepted.
+    pub const fn max_value_len(&self) -> usize {
+        self.max_value_len
+    }
+
+    /// Keys removed because their time to live ran out (on access or by the timer).
+    pub const fn expired_keys(&self) -> u64 {
+        self.expired_keys
+    }
+
+    /// The earliest tick at which [`expire`](Self::expire) has work (may be early, never late).
+    pub fn next_deadline(&self) -> Option<Tick> {
+        self.timers.next_deadline()
+    }
+
+    /// Removes keys whose deadline is `<= now`, at most `budget` of them; returns how many were
+    /// removed and whether more are due.
+    pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Expiry {
+        let mut fired = 0;
+        while fired < budget {
+            let Some(expired) = self.timers.pop_expired(now) else {
+                return timer_core::Expiry {
+                    fired,
+                    more_due: false,
+                };
+            };
+            let index = expired.value;
+            if self
+                .entry(index)
+                .is_some_and(|e| e.timer == Some(expired.id))
+            {
+                if let Some(entry) = self.entries.0.get_mut(index as usize) {
+                    entry.timer = None;
+                }
+                self.remove_index(index);
+                self.expired_keys += 1;
+                fired += 1;
+            }
+        }
+        timer_core::Expiry {
+            fired,
+            more_due: self.timers.has_expired(now),
+        }
+    }
+
+    /// The value of a live key.
+    pub fn get(&mut self, key: &[u8], now: Tick) -> Option<&[u8]> {
+        let index = self.find_live(key, now)?;
+        let entry = self.entry(index)?;
+        Some(
+            self.pool
+                .slice(entry.offset + entry.key_len, entry.value_len as usize),
+        )
+    }
+
+    /// Whether a live key exists.
+    pub fn contains(&mut self, key: &[u8], now: Tick) -> bool {
+        self.find_live(key, now).is_some()
+    }
+
+    /// The deadline of a live key: `None` if there is no such key, `Some(None)` if it is
+    /// persistent.
+    pub fn deadline(&mut self, key: &[u8], now: Tick) -> Option<Option<Tick>> {
+        let index = self.find_live(key, now)?;
+        let timer = self.entry(index)?.timer;
+        Some(timer.and_then(|id| self.timers.deadline(id)))
+    }
+
+    /// Sets a live key's deadline (`None`: persist). Returns `false` if there is no such key.
+    ///
+    /// A deadline `<= now` deletes the key, as Redis does.
+    pub fn set_deadline(&mut self, key: &[u8], deadline: Option<Tick>, now: Tick) -> bool {
+        let Some(index) = self.find_live(key, now) else {
+            return false;
+        };
+        match deadline {
+            Some(at) if at <= now => {
+                self.remove_index(index);
+                self.expired_keys += 1;
+            }
+            _ => self.apply_ttl(index, deadline.map_or(Ttl::Persist, Ttl::At)),
+        }
+        true
+    }
+
+    /// Deletes a key; returns whether a live key was deleted.
+    pub fn delete(&mut self, key: &[u8], now: Tick) -> bool {
+        match self.find_live(key, now) {
+            Some(index) => {
+                self.remove_index(index);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        let _ = self.timers.drain().count();
+        self.entries.0.fill(Entry::VACANT);
+        self.buckets.fill(NIL);
+        self.free = NIL;
+        self.unused_from = 0;
+        self.len = 0;
+        self.pool.clear();
+    }
+
+    /// Sets `key` to `value`, creating it if needed.
+    ///
+    /// A `Ttl::At` deadline `<= now` deletes the key instead (and succeeds), as Redis does.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the key or value is too long or the store is full; the store is
+    /// then unchanged, the old value (if any) intact.
+    pub fn set(&mut self, key: &[u8], value: &[u8], ttl: Ttl, now: Tick) -> Result<(), StoreError> {
+        if key.len() > self.max_key_len {
+            return Err(StoreError::KeyTooLong);
+        }
+        if value.len() > self.max_value_len {
+            return Err(StoreError::ValueTooLarge);
+        }
+        let existing = self.find_live(key, now);
+        if let Ttl::At(at) = ttl {
+            if at <= now {
+                if let Some(index) = existing {
+                    self.remove_index(index);
+                    self.expired_keys += 1;
+                }
+                return Ok(());
+            }
+        }
+        let needed = key.len() + value.len();
+        let index = match existing {
+            Some(index) => {
+                let entry = self.entry(index).copied().unwrap_or(Entry::VACANT);
+                if self.pool.block_len(entry.offset) >= needed {
+                    let at = entry.offset + entry.key_len;
+                    self.pool.slice_mut(at, value.len()).copy_from_slice(value);
+                } else {
+                    let old_cost = Pool::<BYTES>::cost(self.pool.block_len(entry.offset));
+                    if self.pool.used() - old_cost + Pool::<BYTES>::cost(needed) > BYTES {
+                        return Err(StoreError::BytesFull);
+                    }
+                    self.pool.free(entry.offset);
+                    // Cannot fail: room was checked with the old block counted as free.
+                    let offset = self
+                        .pool
+                        .allocate(index, needed, &mut self.entries)
+                        .ok_or(StoreError::BytesFull)?;
+                    self.write_block(offset, key, value);
+                    if let Some(e) = self.entries.0.get_mut(index as usize) {
+                        e.offset = offset;
+                    }
+                }
+                if let Some(e) = self.entries.0.get_mut(index as usize) {
+                    e.value_len = value.len() as u32;
+                }
+                index
+            }
+            None => self.insert_new(key, value)?,
+        };
+        self.apply_ttl(index, ttl);
+        Ok(())
+    }
+
+    fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
+        let index = if self.free != NIL {
+            self.free
+        } else if (self.unused_from as usize) < KEYS {
+            self.unused_from
+        } else {
+            return Err(StoreError::KeysFull);
+        };
+        let offset = self
+            .pool
+            .allocate(index, key.len() + value.len(), &mut self.entries)
+            .ok_or(StoreError::BytesFull)?;
+        if index == self.free {
+            self.free = self.entries.0[index as usize].next;
+        } else {
+            self.unused_from += 1;
+        }
+        self.write_block(offset, key, value);
+        let hash = self.hash(key);
+        let bucket = hash as usize % KEYS;
+        self.entries.0[index as usize] = Entry {
+            used: true,
+            next: self.buckets[bucket],
+            hash,
+            offset,
+            key_len: key.len() as u32,
+            value_len: value.len() as u32,
+            timer: None,
+        };
+        self.buckets[bucket] = index;
+        self.len += 1;
+        Ok(index)
+    }
+
+    fn write_block(&mut self, offset: u32, key: &[u8], value: &[u8]) {
+        let block = self.pool.slice_mut(offset, key.len() + value.len());
+        let (k, v) = block.split_at_mut(key.len());
+        k.copy_from_slice(key);
+        v.copy_from_slice(value);
+    }
+
+    fn apply_ttl(&mut self, index: u32, ttl: Ttl) {
+        let current = self.entry(index).and_then(|e| e.timer);
+        let timer = match (ttl, current) {
+            (Ttl::Keep, current) => current,
+            (Ttl::Persist, None) => None,
+            (Ttl::Persist, Some(id)) => {
+                let _ = self.timers.cancel(id);
+                None
+            }
+            (Ttl::At(at), Some(id)) => match self.timers.reschedule(id, at) {
+                Ok(()) => Some(id),
+                Err(_) => self.timers.insert(at, index).ok(),
+            },
+            // The wheel has one slot per key: this cannot be full.
+            (Ttl::At(at), None) => self.timers.insert(at, index).ok(),
+        };
+        if let Some(entry) = self.entries.0.get_mut(index as usize) {
+            entry.timer = timer;
+        }
+    }
+
+    fn entry(&self, index: u32) -> Option<&Entry> {
+        self.entries.0.get(index as usize).filter(|e| e.used)
+    }
+
+    fn hash(&self, key: &[u8]) -> u32 {
+        // FNV-1a, seeded.
+        let mut hash = 0x811c_9dc5 ^ self.seed;
+        for &byte in key {
+            hash ^= u32::from(byte);
+            hash = hash.wrapping_mul(0x0100_0193);
+        }
+        hash
+    }
+
+    fn find(&self, key: &[u8]) -> Option<u32> {
+        let hash = self.hash(key);
+        let mut at = self.buckets[hash as usize % KEYS];
+        while at != NIL {
+            let entry = self.entry(at)?;
+            if entry.hash == hash
+                && entry.key_len as usize == key.len()
+                && self.pool.slice(entry.offset, key.len()) == key
+            {
+                return Some(at);
+            }
+            at = entry.next;
+        }
+        None
+    }
+
+    /// Finds a key and removes it if its deadline has passed (lazy expiry).
+    fn find_live(&mut self, key: &[u8], now: Tick) -> Option<u32> {
+        let index = self.find(key)?;
+        let deadline = self
+            .entry(index)
+            .and_then(|e| e.timer)
+            .and_then(|id| self.timers.deadline(id));
+        if deadline.is_some_and(|at| at <= now) {
+            self.remove_index(index);
+            self.expired_keys += 1;
+            return None;
+        }
+        Some(index)
+    }
+
+    fn remove_index(&mut self, index: u32) {
+        let Some(entry) = self.entry(index).copied() else {
+            return;
+        };
+        if let Some(id) = entry.timer {
+            let _ = self.timers.cancel(id);
+        }
+        // Unlink from the bucket chain.
+        let bucket = entry.hash as usize % KEYS;
+        if self.buckets[bucket] == index {
+            self.buckets[bucket] = entry.next;
+        } else {
+            let mut at = self.buckets[bucket];
+            while at != NIL {
+                let next = self.entries.0[at as usize].next;
+                if next == index {
+                    self.entries.0[at as usize].next = entry.next;
+                    break;
+                }
+                at = next;
+            }
+        }
+        self.pool.free(entry.offset);
+        self.entries.0[index as usize] = Entry {
+            next: self.free,
+            ..Entry::VACANT
+        };
+        self.free = index;
+        self.len -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_visible_until_deadline_then_gone() {
+        let mut s: Store<8, 256> = Store::new(16, 64);
+        s.set(b"k", b"v", Ttl::At(100), 0).unwrap();
+        assert_eq!(s.get(b"k", 99), Some(&b"v"[..]));
+        assert_eq!(s.get(b"k", 100), None);
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.expired_keys(), 1);
+    }
+
+    #[test]
+    fn timer_removes_key_without_access() {
+        let mut s: Store<8, 256> = Store::new(16, 64);
+        s.set(b"a", b"1", Ttl::At(50), 0).unwrap();
+        s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
+        let sweep = s.expire(50, 10);
+        assert_eq!((sweep.fired, sweep.more_due), (1, false));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.volatile_len(), 0);
+    }
+
+    #[test]
+    fn full_key_table_refuses_and_keeps_everything() {
+        let mut s: Store<2, 256> = Store::new(16, 64);
+        s.set(b"a", b"1", Ttl::Persist, 0).unwrap();
+        s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
+        assert_eq!(
+            s.set(b"c", b"3", Ttl::Persist, 0),
+            Err(StoreError::KeysFull)
+        );
+        assert_eq!(s.get(b"a", 0), Some(&b"1"[..]));
+        assert_eq!(s.get(b"b", 0), Some(&b"2"[..]));
+        // Overwriting an existing key still works when the table is full.
+        s.set(b"a", b"11", Ttl::Persist, 0).unwrap();
+        assert_eq!(s.get(b"a", 0), Some(&b"11"[..]));
+    }
+
+    #[test]
+    fn full_pool_keeps_old_value_on_growing_overwrite() {
+        let mut s: Store<4, 40> = Store::new(16, 64);
+        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 8 + 11 = 19
+        s.set(b"b", b"0123456789", Ttl::Persist, 0).unwrap(); // 38
+        assert_eq!(
+            s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0),
+            Err(StoreError::BytesFull)
+        );
+        assert_eq!(s.get(b"a", 0), Some(&b"0123456789"[..]));
+    }
+
+    #[test]
+    fn growing_overwrite_uses_space_of_old_block() {
+        let mut s: Store<4, 40> = Store::new(16, 64);
+        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 19 of 40
+        s.set(b"a", b"0123456789abcdefghijklmnopq", Ttl::Persist, 0)
+            .unwrap(); // 36 of 40
+        assert_eq!(s.get(b"a", 0), Some(&b"0123456789abcdefghijklmnopq"[..]));
+        assert_eq!(s.bytes_used(), 36);
+    }
+
+    #[test]
+    fn deleted_keys_free_slots_and_bytes() {
+        let mut s: Store<2, 64> = Store::new(16, 64);
+        for round in 0..100u32 {
+            let key = round.to_le_bytes();
+            s.set(
+                &key,
+                b"value",
+                Ttl::At(u64::from(round) + 10),
+                u64::from(round),
+            )
+            .unwrap();
+            assert!(s.delete(&key, u64::from(round)));
+        }
+        assert!(s.is_empty());
+        assert_eq!(s.bytes_used(), 0);
+    }
+
+    #[test]
+    fn past_deadline_on_set_deletes() {
+        let mut s: Store<4, 64> = Store::new(16, 64);
+        s.set(b"k", b"v", Ttl::Persist, 10).unwrap();
+        s.set(b"k", b"w", Ttl::At(5), 10).unwrap();
+        assert_eq!(s.get(b"k", 10), None);
+    }
+
+    #[test]
+    fn keep_ttl_preserves_deadline() {
+        let mut s: Store<4, 64> = Store::new(16, 64);
+        s.set(b"k", b"v", Ttl::At(500), 0).unwrap();
+        s.set(b"k", b"w", Ttl::Keep, 1).unwrap();
+        assert_eq!(s.deadline(b"k", 1), Some(Some(500)));
+        s.set(b"k", b"x", Ttl::Persist, 2).unwrap();
+        assert_eq!(s.deadline(b"k", 2), Some(None));
+    }
+
+    #[test]
+    fn colliding_hash_chains_unlink_correctly() {
+        // One bucket: every key collides.
+        let mut s: Store<1, 64> = Store::new(16, 64);
+        s.set(b"a", b"1", Ttl::Persist, 0).unwrap();
+        assert!(s.delete(b"a", 0));
+        let mut s: Store<3, 128> = Store::new(16, 64);
+        for k in [b"a", b"b", b"c"] {
+            s.set(k, b"v", Ttl::Persist, 0).unwrap();
+        }
+        assert!(s.delete(b"b", 0));
+        assert!(s.contains(b"a", 0) && s.contains(b"c", 0));
+        assert!(!s.contains(b"b", 0));
+    }
+}
