@@ -1,0 +1,17 @@
+//! The boards. Each module offers the same items, which `main` uses without knowing the board:
+//!
+//! - `Board { nic, led, app_config }` and `init() -> Board`: clocks, time driver, NIC (a
+//!   `smoltcp::phy::Device`), status LED (an `embedded_hal::digital::OutputPin`), and what the
+//!   application needs to know (station address, addressing, port, random seed);
+//! - `report_ready(line)`: the "ready" line, where the board's host tooling sees it;
+//! - `halt_after_panic(info) -> !`: stop so the runner notices.
+
+#[cfg(feature = "nucleo-f429zi")]
+mod nucleo_f429zi;
+#[cfg(feature = "nucleo-f429zi")]
+pub use nucleo_f429zi::*;
+
+#[cfg(feature = "qemu-mps2-an386")]
+mod qemu_mps2_an386;
+#[cfg(feature = "qemu-mps2-an386")]
+pub use qemu_mps2_an386::*;

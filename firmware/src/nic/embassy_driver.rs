@@ -1,0 +1,113 @@
+//! An `embassy_net_driver::Driver` as a `smoltcp::phy::Device`.
+//!
+//! This is the only file that knows both interfaces. embassy drivers are asynchronous: when
+//! they have no frame (or no TX room) they register the task's waker and wake it from their
+//! interrupt. Here the waker is the main loop's ([`crate::wake::waker`]), so a driver event
+//! ends the main loop's `WFI` sleep and the application is polled again.
+
+use core::task::Context;
+
+use embassy_net_driver::{Driver, HardwareAddress, LinkState};
+use smoltcp::phy::{self, Checksum, ChecksumCapabilities, Device, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+
+use crate::wake;
+
+/// A driver, wrapped.
+pub struct DriverDevice<D> {
+    driver: D,
+}
+
+impl<D: Driver> DriverDevice<D> {
+    /// Wraps `driver`.
+    pub fn new(driver: D) -> Self {
+        Self { driver }
+    }
+
+    /// The driver's station address, if it has an Ethernet one.
+    pub fn mac_address(&self) -> Option<[u8; 6]> {
+        match self.driver.hardware_address() {
+            HardwareAddress::Ethernet(mac) => Some(mac),
+            _ => None,
+        }
+    }
+
+    /// Whether the link is up. The driver wakes the main loop when it should be asked again.
+    pub fn link_up(&mut self) -> bool {
+        let mut cx = Context::from_waker(wake::waker());
+        self.driver.link_state(&mut cx) == LinkState::Up
+    }
+}
+
+impl<D: Driver> Device for DriverDevice<D> {
+    type RxToken<'a>
+        = RxToken<D::RxToken<'a>>
+    where
+        Self: 'a;
+    type TxToken<'a>
+        = TxToken<D::TxToken<'a>>
+    where
+        Self: 'a;
+
+    fn receive(&mut self, _: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
+        let mut cx = Context::from_waker(wake::waker());
+        self.driver
+            .receive(&mut cx)
+            .map(|(rx, tx)| (RxToken(rx), TxToken(tx)))
+    }
+
+    fn transmit(&mut self, _: Instant) -> Option<Self::TxToken<'_>> {
+        let mut cx = Context::from_waker(wake::waker());
+        self.driver.transmit(&mut cx).map(TxToken)
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let theirs = self.driver.capabilities();
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = match self.driver.hardware_address() {
+            HardwareAddress::Ethernet(_) => Medium::Ethernet,
+            // The firmware builds smoltcp for Ethernet only.
+            _ => panic!("embassy driver with a non-Ethernet medium"),
+        };
+        caps.max_transmission_unit = theirs.max_transmission_unit;
+        caps.max_burst_size = theirs.max_burst_size;
+        caps.checksum = checksums(&theirs.checksum);
+        caps
+    }
+}
+
+fn checksum(theirs: embassy_net_driver::Checksum) -> Checksum {
+    match theirs {
+        embassy_net_driver::Checksum::Both => Checksum::Both,
+        embassy_net_driver::Checksum::Tx => Checksum::Tx,
+        embassy_net_driver::Checksum::Rx => Checksum::Rx,
+        embassy_net_driver::Checksum::None => Checksum::None,
+    }
+}
+
+fn checksums(theirs: &embassy_net_driver::ChecksumCapabilities) -> ChecksumCapabilities {
+    let mut ours = ChecksumCapabilities::default();
+    ours.ipv4 = checksum(theirs.ipv4);
+    ours.tcp = checksum(theirs.tcp);
+    ours.udp = checksum(theirs.udp);
+    ours.icmpv4 = checksum(theirs.icmpv4);
+    ours
+}
+
+/// A received frame, still in the driver's buffer.
+pub struct RxToken<T>(T);
+
+impl<T: embassy_net_driver::RxToken> phy::RxToken for RxToken<T> {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        self.0.consume(|frame| f(frame))
+    }
+}
+
+/// Room for one frame in the driver's buffer.
+pub struct TxToken<T>(T);
+
+impl<T: embassy_net_driver::TxToken> phy::TxToken for TxToken<T> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        self.0.consume(len, f)
+    }
+}
