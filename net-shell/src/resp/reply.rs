@@ -1,0 +1,637 @@
+//! Writing RESP2 replies into a byte slice, each reply whole or not at all.
+
+use super::{ProtocolError, WriteFull};
+
+const CRLF: &[u8] = b"\r\n";
+
+/// Writes replies into a caller's buffer, such as the free space smoltcp's `TcpSocket::send`
+/// hands its closure.
+///
+/// Each method writes one whole reply or, if it does not fit in what is left, nothing, and
+/// returns [`WriteFull`]. To make a multi-part reply (an array and its elements) all-or-nothing
+/// too, note [`len`](Self::len) before it and [`truncate`](Self::truncate) back on failure.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::ReplyWriter;
+///
+/// let mut tx = [0u8; 64];
+/// let mut replies = ReplyWriter::new(&mut tx);
+/// replies.array_header(2).unwrap();
+/// replies.bulk(b"a").unwrap();
+/// replies.null().unwrap();
+/// replies.integer(-7).unwrap();
+/// assert_eq!(replies.written(), b"*2\r\n$1\r\na\r\n$-1\r\n:-7\r\n");
+/// ```
+#[derive(Debug)]
+pub struct ReplyWriter<'a> {
+    /// Where replies go; `buf[..len]` is written.
+    buf: &'a mut [u8],
+    /// How many bytes are written.
+    len: usize,
+}
+
+impl<'a> ReplyWriter<'a> {
+    /// A writer filling `buf` from its start.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let replies = ReplyWriter::new(&mut tx);
+    /// assert_eq!(replies.remaining(), 16);
+    /// ```
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    /// The bytes written so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.simple("OK").unwrap();
+    /// assert_eq!(replies.written(), b"+OK\r\n");
+    /// ```
+    pub fn written(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+
+    /// How many bytes are written: what to tell smoltcp's `send` closure it used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.integer(42).unwrap();
+    /// assert_eq!(replies.len(), 5);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is written yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// assert!(ReplyWriter::new(&mut tx).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many more bytes fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{bulk_reply_len, ReplyWriter};
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.null().unwrap();
+    /// assert_eq!(replies.remaining(), 11);
+    /// assert!(bulk_reply_len(5) <= replies.remaining());
+    /// ```
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
+    /// Drops what was written after the first `len` bytes; does nothing if `len` is not less than
+    /// [`len`](Self::len). For taking back the start of a multi-part reply that did not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 12];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// let mark = replies.len();
+    /// let whole = replies
+    ///     .array_header(2)
+    ///     .and_then(|()| replies.bulk(b"first"))
+    ///     .and_then(|()| replies.bulk(b"second"));
+    /// if whole.is_err() {
+    ///     replies.truncate(mark);
+    /// }
+    /// assert!(replies.is_empty());
+    /// ```
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// A simple string, `+<text>\r\n`. `\r` and `\n` in `text` are written as spaces, since a
+    /// simple string cannot hold them.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if [`simple_reply_len`] of `text` exceeds
+    /// [`remaining`](Self::remaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.simple("PONG").unwrap();
+    /// assert_eq!(replies.written(), b"+PONG\r\n");
+    /// ```
+    pub fn simple(&mut self, text: &str) -> Result<(), WriteFull> {
+        self.line(b"+", text.as_bytes())
+    }
+
+    /// An error, `-<text>\r\n`. Start `text` with the error code: `"ERR unknown command"`,
+    /// `"WRONGTYPE Operation against a key holding the wrong kind of value"`. `\r` and `\n` in
+    /// `text` are written as spaces, as Redis does.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if [`simple_reply_len`] of `text` exceeds
+    /// [`remaining`](Self::remaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.error("ERR syntax error").unwrap();
+    /// assert_eq!(replies.written(), b"-ERR syntax error\r\n");
+    /// ```
+    pub fn error(&mut self, text: &str) -> Result<(), WriteFull> {
+        self.line(b"-", text.as_bytes())
+    }
+
+    /// The reply Redis sends for a protocol error, `-ERR <message>\r\n`, byte for byte (the byte
+    /// in [`ProtocolError::ExpectedDollar`] is written as is, `\r` and `\n` as spaces).
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if the reply does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{ProtocolError, ReplyWriter};
+    ///
+    /// let mut tx = [0u8; 64];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.protocol_error(ProtocolError::InvalidBulkLength).unwrap();
+    /// assert_eq!(replies.written(), b"-ERR Protocol error: invalid bulk length\r\n");
+    /// ```
+    pub fn protocol_error(&mut self, error: ProtocolError) -> Result<(), WriteFull> {
+        let (head, byte, tail) = error.wire_parts();
+        let byte = byte.as_slice();
+        self.put(&[b"-ERR ", head.as_bytes(), byte, tail.as_bytes(), CRLF])
+    }
+
+    /// An integer, `:<n>\r\n`.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if [`integer_reply_len`] of `n` exceeds
+    /// [`remaining`](Self::remaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.integer(i64::MIN).unwrap();
+    /// assert_eq!(replies.written(), b":-9223372036854775808\r\n");
+    /// ```
+    pub fn integer(&mut self, n: i64) -> Result<(), WriteFull> {
+        let sign: &[u8] = if n < 0 { b"-" } else { b"" };
+        let digits = Decimal::new(n.unsigned_abs());
+        self.put(&[b":", sign, digits.as_bytes(), CRLF])
+    }
+
+    /// A bulk string, `$<len>\r\n<value>\r\n`.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if [`bulk_reply_len`] of `value.len()` exceeds
+    /// [`remaining`](Self::remaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.bulk(b"a\r\nb").unwrap();
+    /// assert_eq!(replies.written(), b"$4\r\na\r\nb\r\n");
+    /// ```
+    pub fn bulk(&mut self, value: &[u8]) -> Result<(), WriteFull> {
+        let digits = Decimal::new(value.len() as u64);
+        self.put(&[b"$", digits.as_bytes(), CRLF, value, CRLF])
+    }
+
+    /// The null bulk string, `$-1\r\n`: what `GET` answers for a missing key.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if fewer than 5 bytes remain.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.null().unwrap();
+    /// assert_eq!(replies.written(), b"$-1\r\n");
+    /// ```
+    pub fn null(&mut self) -> Result<(), WriteFull> {
+        self.put(&[b"$-1\r\n"])
+    }
+
+    /// The header of an array of `count` elements, `*<count>\r\n`; write the elements next.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if [`array_header_len`] of `count` exceeds
+    /// [`remaining`](Self::remaining).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.array_header(0).unwrap();
+    /// assert_eq!(replies.written(), b"*0\r\n");
+    /// ```
+    pub fn array_header(&mut self, count: usize) -> Result<(), WriteFull> {
+        let digits = Decimal::new(count as u64);
+        self.put(&[b"*", digits.as_bytes(), CRLF])
+    }
+
+    /// The null array, `*-1\r\n`.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if fewer than 5 bytes remain.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.null_array().unwrap();
+    /// assert_eq!(replies.written(), b"*-1\r\n");
+    /// ```
+    pub fn null_array(&mut self) -> Result<(), WriteFull> {
+        self.put(&[b"*-1\r\n"])
+    }
+
+    /// `marker`, `text` with CR and LF as spaces, CRLF.
+    fn line(&mut self, marker: &[u8], text: &[u8]) -> Result<(), WriteFull> {
+        let text_start = self.len + marker.len();
+        self.put(&[marker, text, CRLF])?;
+        let text_end = text_start + text.len();
+        for byte in self.buf.get_mut(text_start..text_end).unwrap_or_default() {
+            if matches!(*byte, b'\r' | b'\n') {
+                *byte = b' ';
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `parts` one after another, or nothing if they do not all fit.
+    fn put(&mut self, parts: &[&[u8]]) -> Result<(), WriteFull> {
+        let total = parts
+            .iter()
+            .fold(0usize, |total, part| total.saturating_add(part.len()));
+        let end = self.len.checked_add(total).ok_or(WriteFull)?;
+        let mut out = self.buf.get_mut(self.len..end).ok_or(WriteFull)?;
+        for part in parts {
+            let (head, tail) = out.split_at_mut(part.len());
+            head.copy_from_slice(part);
+            out = tail;
+        }
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// The decimal digits of a `u64`, formatted without allocating.
+struct Decimal {
+    /// `digits[start..]` are the digits.
+    digits: [u8; 20],
+    /// Where the first digit is.
+    start: usize,
+}
+
+impl Decimal {
+    fn new(mut n: u64) -> Self {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            // `n % 10` is below 10, so the cast keeps it whole.
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Self { digits, start }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        self.digits.get(self.start..).unwrap_or_default()
+    }
+}
+
+/// How many decimal digits `n` has.
+const fn decimal_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// The bytes [`ReplyWriter::bulk`] writes for a value of `len` bytes: `$<len>\r\n`, the value,
+/// `\r\n`. Saturates at `usize::MAX`.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::bulk_reply_len;
+///
+/// assert_eq!(bulk_reply_len(5), b"$5\r\nhello\r\n".len());
+/// assert_eq!(bulk_reply_len(10), 17);
+/// ```
+pub const fn bulk_reply_len(len: usize) -> usize {
+    len.saturating_add(5 + decimal_len(len as u64))
+}
+
+/// The bytes [`ReplyWriter::integer`] writes for `n`.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::integer_reply_len;
+///
+/// assert_eq!(integer_reply_len(-12), b":-12\r\n".len());
+/// assert_eq!(integer_reply_len(i64::MIN), 23);
+/// ```
+pub const fn integer_reply_len(n: i64) -> usize {
+    let sign = if n < 0 { 1 } else { 0 };
+    3 + sign + decimal_len(n.unsigned_abs())
+}
+
+/// The bytes [`ReplyWriter::array_header`] writes for `count` elements.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::array_header_len;
+///
+/// assert_eq!(array_header_len(12), b"*12\r\n".len());
+/// ```
+pub const fn array_header_len(count: usize) -> usize {
+    3 + decimal_len(count as u64)
+}
+
+/// The bytes [`ReplyWriter::simple`] or [`ReplyWriter::error`] writes for `text`.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::simple_reply_len;
+///
+/// assert_eq!(simple_reply_len("OK"), b"+OK\r\n".len());
+/// ```
+pub const fn simple_reply_len(text: &str) -> usize {
+    text.len().saturating_add(3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `write` on writers with room for 0 up to `expected.len()` bytes: all but the last must
+    /// fail and leave the buffer as it was; the last must write exactly `expected`.
+    fn assert_all_or_nothing(
+        expected: &[u8],
+        write: impl Fn(&mut ReplyWriter<'_>) -> Result<(), WriteFull>,
+    ) {
+        for room in 0..=expected.len() {
+            // Something already written, to check it is kept and appended to.
+            let mut buf = [0xaau8; 128];
+            let mut replies = ReplyWriter::new(&mut buf[..3 + room]);
+            replies.put(&[b"abc"]).unwrap();
+            let result = write(&mut replies);
+            if room < expected.len() {
+                assert_eq!(result, Err(WriteFull), "room {room}");
+                assert_eq!(replies.written(), b"abc", "room {room}");
+                assert!(
+                    buf[3..].iter().all(|&b| b == 0xaa),
+                    "room {room}: wrote a partial reply"
+                );
+            } else {
+                assert_eq!(result, Ok(()));
+                assert_eq!(&replies.written()[3..], expected);
+                assert_eq!(replies.remaining(), 0);
+            }
+        }
+    }
+
+    #[test]
+    fn simple_writes_plus_line() {
+        assert_all_or_nothing(b"+OK\r\n", |w| w.simple("OK"));
+        assert_all_or_nothing(b"+\r\n", |w| w.simple(""));
+    }
+
+    #[test]
+    fn simple_with_line_breaks_writes_spaces() {
+        assert_all_or_nothing(b"+a  b \r\n", |w| w.simple("a\r\nb\n"));
+    }
+
+    #[test]
+    fn error_writes_minus_line() {
+        assert_all_or_nothing(b"-ERR unknown command\r\n", |w| {
+            w.error("ERR unknown command")
+        });
+        assert_all_or_nothing(b"-WRONGTYPE x y\r\n", |w| w.error("WRONGTYPE x\ny"));
+    }
+
+    #[test]
+    fn protocol_error_writes_redis_reply() {
+        assert_all_or_nothing(b"-ERR Protocol error: too big inline request\r\n", |w| {
+            w.protocol_error(ProtocolError::TooBigInlineRequest)
+        });
+        assert_all_or_nothing(
+            b"-ERR Protocol error: unbalanced quotes in request\r\n",
+            |w| w.protocol_error(ProtocolError::UnbalancedQuotes),
+        );
+    }
+
+    #[test]
+    fn protocol_error_expected_dollar_writes_raw_byte() {
+        assert_all_or_nothing(b"-ERR Protocol error: expected '$', got 'P'\r\n", |w| {
+            w.protocol_error(ProtocolError::ExpectedDollar(b'P'))
+        });
+        assert_all_or_nothing(b"-ERR Protocol error: expected '$', got '\xff'\r\n", |w| {
+            w.protocol_error(ProtocolError::ExpectedDollar(0xff))
+        });
+        assert_all_or_nothing(b"-ERR Protocol error: expected '$', got '\x00'\r\n", |w| {
+            w.protocol_error(ProtocolError::ExpectedDollar(0))
+        });
+        assert_all_or_nothing(b"-ERR Protocol error: expected '$', got ' '\r\n", |w| {
+            w.protocol_error(ProtocolError::ExpectedDollar(b'\r'))
+        });
+    }
+
+    #[test]
+    fn integer_writes_colon_line() {
+        assert_all_or_nothing(b":0\r\n", |w| w.integer(0));
+        assert_all_or_nothing(b":-1\r\n", |w| w.integer(-1));
+        assert_all_or_nothing(b":1000\r\n", |w| w.integer(1000));
+        assert_all_or_nothing(b":9223372036854775807\r\n", |w| w.integer(i64::MAX));
+        assert_all_or_nothing(b":-9223372036854775808\r\n", |w| w.integer(i64::MIN));
+    }
+
+    #[test]
+    fn bulk_writes_length_and_bytes() {
+        assert_all_or_nothing(b"$0\r\n\r\n", |w| w.bulk(b""));
+        assert_all_or_nothing(b"$5\r\nhello\r\n", |w| w.bulk(b"hello"));
+        assert_all_or_nothing(b"$4\r\n\r\n\x00\xff\r\n", |w| w.bulk(b"\r\n\x00\xff"));
+        let long = [b'x'; 100];
+        let mut expected = [0u8; 108];
+        expected[..6].copy_from_slice(b"$100\r\n");
+        expected[6..106].copy_from_slice(&long);
+        expected[106..].copy_from_slice(b"\r\n");
+        assert_all_or_nothing(&expected, |w| w.bulk(&long));
+    }
+
+    #[test]
+    fn null_and_null_array() {
+        assert_all_or_nothing(b"$-1\r\n", |w| w.null());
+        assert_all_or_nothing(b"*-1\r\n", |w| w.null_array());
+    }
+
+    #[test]
+    fn array_header_writes_star_line() {
+        assert_all_or_nothing(b"*0\r\n", |w| w.array_header(0));
+        assert_all_or_nothing(b"*3\r\n", |w| w.array_header(3));
+        assert_all_or_nothing(b"*12345\r\n", |w| w.array_header(12345));
+    }
+
+    #[test]
+    fn full_writer_then_truncate_takes_back_a_partial_array() {
+        let mut buf = [0u8; 20];
+        let mut replies = ReplyWriter::new(&mut buf);
+        replies.simple("OK").unwrap();
+        let mark = replies.len();
+        replies.array_header(2).unwrap();
+        replies.bulk(b"ab").unwrap();
+        assert_eq!(replies.bulk(b"cd"), Err(WriteFull));
+        replies.truncate(mark);
+        assert_eq!(replies.written(), b"+OK\r\n");
+        replies.truncate(100);
+        assert_eq!(replies.written(), b"+OK\r\n");
+        assert_eq!(replies.remaining(), 15);
+    }
+
+    #[test]
+    fn empty_buffer_takes_nothing() {
+        let mut replies = ReplyWriter::new(&mut []);
+        assert_eq!(replies.null(), Err(WriteFull));
+        assert_eq!(replies.bulk(b""), Err(WriteFull));
+        assert!(replies.is_empty());
+        assert_eq!(replies.remaining(), 0);
+    }
+
+    #[test]
+    fn length_helpers_match_what_is_written() {
+        let mut buf = [0u8; 64];
+        let integers = [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            12_345,
+            -99_999,
+            i64::from(i32::MAX),
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        for n in integers {
+            let mut replies = ReplyWriter::new(&mut buf);
+            replies.integer(n).unwrap();
+            assert_eq!(replies.len(), integer_reply_len(n), "{n}");
+        }
+        let bytes = [b'v'; 40];
+        for len in [0, 1, 9, 10, 11, 39, 40] {
+            let mut replies = ReplyWriter::new(&mut buf);
+            replies.bulk(&bytes[..len]).unwrap();
+            assert_eq!(replies.len(), bulk_reply_len(len), "{len}");
+        }
+        for count in [0, 9, 10, 1_000_000, usize::MAX] {
+            let mut replies = ReplyWriter::new(&mut buf);
+            replies.array_header(count).unwrap();
+            assert_eq!(replies.len(), array_header_len(count), "{count}");
+        }
+        for text in ["", "OK", "ERR no"] {
+            let mut replies = ReplyWriter::new(&mut buf);
+            replies.simple(text).unwrap();
+            assert_eq!(replies.len(), simple_reply_len(text));
+        }
+        assert_eq!(bulk_reply_len(usize::MAX), usize::MAX);
+    }
+
+    #[test]
+    fn decimal_formats_every_width() {
+        let mut n: u64 = 1;
+        let mut expected_len = 1;
+        loop {
+            assert_eq!(Decimal::new(n).as_bytes().len(), expected_len);
+            assert_eq!(
+                Decimal::new(n - 1).as_bytes().len(),
+                (expected_len - 1).max(1)
+            );
+            assert_eq!(decimal_len(n), expected_len);
+            match n.checked_mul(10) {
+                Some(next) => n = next,
+                None => break,
+            }
+            expected_len += 1;
+        }
+        assert_eq!(Decimal::new(u64::MAX).as_bytes(), b"18446744073709551615");
+    }
+}
