@@ -518,7 +518,8 @@ fn set<const K: usize, const B: usize>(
     };
     let now = ctx.clock.now;
     let exists = ctx.store.contains(key, now);
-    let allowed = !(nx && exists) && !(xx && !exists);
+    // NX needs the key absent, XX needs it present.
+    let allowed = if exists { !nx } else { !xx };
     if get {
         // Check the write can succeed before replying with the old value.
         if allowed {
@@ -667,7 +668,11 @@ fn expire<const K: usize, const B: usize>(
     let allowed = match current {
         // A persistent key has an infinite TTL: GT never beats it, LT always does.
         None => !xx && !gt,
-        Some(at) => !nx && !(gt && deadline <= at) && !(lt && deadline >= at),
+        Some(at) => {
+            let gt_ok = !gt || deadline > at;
+            let lt_ok = !lt || deadline < at;
+            !nx && gt_ok && lt_ok
+        }
     };
     if allowed {
         ctx.store.set_deadline(key, Some(deadline), now);

@@ -375,9 +375,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
 
     /// The current IPv4 address, once there is one.
     pub fn ipv4_address(&self) -> Option<Ipv4Cidr> {
-        self.iface.ip_addrs().iter().find_map(|cidr| match cidr {
-            IpCidr::Ipv4(v4) => Some(*v4),
-        })
+        self.iface
+            .ip_addrs()
+            .iter()
+            .map(|cidr| match cidr {
+                IpCidr::Ipv4(v4) => *v4,
+            })
+            .next()
     }
 
     /// The TCP port served.
