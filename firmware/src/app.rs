@@ -39,6 +39,7 @@ pub struct StaticV4 {
 
 /// How the interface gets its address.
 #[derive(Clone, Copy, Debug)]
+#[allow(dead_code, reason = "each board uses one variant")]
 pub enum Addressing {
     /// A fixed address from the start.
     Static(StaticV4),

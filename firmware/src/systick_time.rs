@@ -24,7 +24,10 @@ const RELOAD: u32 = {
         cycles * TICK_HZ == CORE_CLOCK_HZ as u64,
         "the core clock must be a multiple of the tick rate"
     );
-    assert!(cycles >= 2 && cycles <= 1 << 24, "SysTick reload out of range");
+    assert!(
+        cycles >= 2 && cycles <= 1 << 24,
+        "SysTick reload out of range"
+    );
     (cycles - 1) as u32
 };
 

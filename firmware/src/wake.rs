@@ -48,7 +48,7 @@ pub fn raise() {
 /// is lost and no cycle is spent polling.
 pub fn sleep_until(deadline: Option<Instant>) {
     if let Some(at) = deadline {
-        embassy_time_driver::schedule_wake(at.as_ticks(), &WAKER);
+        embassy_time_driver::schedule_wake(at.as_ticks(), waker());
     }
     loop {
         let done = cortex_m::interrupt::free(|_| {

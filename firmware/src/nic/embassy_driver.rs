@@ -7,7 +7,7 @@
 
 use core::task::Context;
 
-use embassy_net_driver::{Driver, HardwareAddress, LinkState};
+use embassy_net_driver::{Driver, HardwareAddress};
 use smoltcp::phy::{self, Checksum, ChecksumCapabilities, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 
@@ -22,20 +22,6 @@ impl<D: Driver> DriverDevice<D> {
     /// Wraps `driver`.
     pub fn new(driver: D) -> Self {
         Self { driver }
-    }
-
-    /// The driver's station address, if it has an Ethernet one.
-    pub fn mac_address(&self) -> Option<[u8; 6]> {
-        match self.driver.hardware_address() {
-            HardwareAddress::Ethernet(mac) => Some(mac),
-            _ => None,
-        }
-    }
-
-    /// Whether the link is up. The driver wakes the main loop when it should be asked again.
-    pub fn link_up(&mut self) -> bool {
-        let mut cx = Context::from_waker(wake::waker());
-        self.driver.link_state(&mut cx) == LinkState::Up
     }
 }
 
