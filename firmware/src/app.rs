@@ -15,6 +15,8 @@
 //! sockets and answers `+PONG\r\n` to every line that contains `PING` (any case), which is
 //! what `redis-cli ping` needs.
 
+use core::mem::MaybeUninit;
+
 use smoltcp::iface::{self, Interface, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::phy::Device;
 use smoltcp::socket::{dhcpv4, tcp};
@@ -68,8 +70,11 @@ pub struct Config {
 
 /// Sockets and buffers, in a static (too large for the stack, and smoltcp borrows them for
 /// the program's life).
+///
+/// All zeros (or uninitialised) until [`App::new`], so the static lands in `.bss` and costs no
+/// flash for an initialiser.
 pub struct Storage {
-    sockets: [SocketStorage<'static>; SOCKETS + 1],
+    sockets: MaybeUninit<[SocketStorage<'static>; SOCKETS + 1]>,
     rx: [[u8; SOCKET_BUFFER]; SOCKETS],
     tx: [[u8; SOCKET_BUFFER]; SOCKETS],
 }
@@ -78,7 +83,7 @@ impl Storage {
     /// Empty storage.
     pub const fn new() -> Self {
         Self {
-            sockets: [SocketStorage::EMPTY; SOCKETS + 1],
+            sockets: MaybeUninit::uninit(),
             rx: [[0; SOCKET_BUFFER]; SOCKETS],
             tx: [[0; SOCKET_BUFFER]; SOCKETS],
         }
@@ -139,7 +144,8 @@ impl App {
         let mut iface = Interface::new(iface_config, device, now);
 
         let Storage { sockets, rx, tx } = storage;
-        let mut sockets = SocketSet::new(&mut sockets[..]);
+        let mut sockets =
+            SocketSet::new(&mut sockets.write([SocketStorage::EMPTY; SOCKETS + 1])[..]);
         let mut rx = rx.iter_mut();
         let mut tx = tx.iter_mut();
         let listeners = core::array::from_fn(|_| {
