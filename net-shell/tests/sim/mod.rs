@@ -1,0 +1,616 @@
+//! A deterministic network for net-shell: the server and a smoltcp client interface joined by an
+//! in-memory Ethernet link, with simulated time in milliseconds.
+//!
+//! Nothing here reads a clock or sleeps. Frames cross the link at once; time moves only when a
+//! test asks, and then to the earlier of the server's reported next deadline and the client's
+//! `poll_at` (never past the target). So a timeout that the server forgets to report is only
+//! noticed late, which the tests see.
+
+// Each test file uses part of the harness.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use net_shell::store::Store;
+use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::socket::tcp;
+use smoltcp::time::{Duration, Instant};
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address, Ipv4Cidr};
+
+pub use net_shell::Stats;
+
+/// The server's address and port.
+pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
+/// The client interface's address.
+pub const CLIENT_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 2);
+/// The port served.
+pub const PORT: u16 = 6379;
+/// Longest key and value of [`store`].
+pub const MAX_KEY: usize = 64;
+/// Longest value of [`store`]; under the default input buffer (2048) minus reply slack.
+pub const MAX_VALUE: usize = 1024;
+
+type Frames = Rc<RefCell<VecDeque<Vec<u8>>>>;
+
+/// One end of the Ethernet link.
+pub struct LinkEnd {
+    rx: Frames,
+    tx: Frames,
+}
+
+/// A pair of connected link ends.
+pub fn link() -> (LinkEnd, LinkEnd) {
+    let a: Frames = Rc::default();
+    let b: Frames = Rc::default();
+    (
+        LinkEnd {
+            rx: a.clone(),
+            tx: b.clone(),
+        },
+        LinkEnd { rx: b, tx: a },
+    )
+}
+
+pub struct RxToken(Vec<u8>);
+pub struct TxToken(Frames);
+
+impl phy::RxToken for RxToken {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl phy::TxToken for TxToken {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut frame = vec![0; len];
+        let result = f(&mut frame);
+        self.0.borrow_mut().push_back(frame);
+        result
+    }
+}
+
+impl Device for LinkEnd {
+    type RxToken<'a> = RxToken;
+    type TxToken<'a> = TxToken;
+
+    fn receive(&mut self, _: Instant) -> Option<(RxToken, TxToken)> {
+        let frame = self.rx.borrow_mut().pop_front()?;
+        Some((RxToken(frame), TxToken(self.tx.clone())))
+    }
+
+    fn transmit(&mut self, _: Instant) -> Option<TxToken> {
+        Some(TxToken(self.tx.clone()))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = 1514;
+        caps
+    }
+}
+
+impl LinkEnd {
+    fn idle(&self) -> bool {
+        self.rx.borrow().is_empty() && self.tx.borrow().is_empty()
+    }
+}
+
+/// A store with [`MAX_KEY`] and [`MAX_VALUE`], leaked so the server can borrow it for `'static`.
+pub fn store<const K: usize, const B: usize>() -> &'static mut Store<K, B> {
+    Box::leak(Box::new(Store::new(MAX_KEY, MAX_VALUE)))
+}
+
+/// The server's configuration: 10.0.0.1/24 on port 6379, the given timeouts, default buffers.
+pub fn config(timeouts: Timeouts) -> ServerConfig {
+    let mut config = ServerConfig::new(
+        [0x02, 0, 0, 0, 0, 1],
+        IpSetup::Static {
+            address: Ipv4Cidr::new(SERVER_IP, 24),
+            gateway: None,
+        },
+    );
+    config.timeouts = timeouts;
+    config
+}
+
+/// Runs `f` on a thread with a 512 MiB stack (for big stores built by value in debug builds),
+/// passing its panic on.
+pub fn big_stack<F: FnOnce() + Send + 'static>(f: F) {
+    let handle = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(f)
+        .expect("spawn test thread");
+    if let Err(panic) = handle.join() {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+/// A client connection of the simulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Client(usize);
+
+struct ClientState {
+    socket: SocketHandle,
+    /// Received and not yet taken by the test.
+    inbox: Vec<u8>,
+    /// Whether the test stopped reading (bytes stay in the socket).
+    reading: bool,
+}
+
+/// The server and the client side, and the time.
+pub struct Sim<const C: usize, const K: usize, const B: usize> {
+    /// Simulated milliseconds.
+    pub now: u64,
+    pub server: Server<'static, C, K, B>,
+    server_link: LinkEnd,
+    client_link: LinkEnd,
+    client_iface: Interface,
+    client_sockets: SocketSet<'static>,
+    clients: Vec<ClientState>,
+    next_port: u16,
+    server_next: Option<u64>,
+    /// How many times the server was polled.
+    pub server_polls: u64,
+}
+
+fn ms(at: Instant) -> u64 {
+    at.total_millis().max(0) as u64
+}
+
+impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
+    /// A server with these timeouts and a fresh store, at time 0.
+    pub fn new(timeouts: Timeouts) -> Self {
+        Self::with(config(timeouts), store())
+    }
+
+    /// A server built from `config` over `store`, at time 0, polled once.
+    pub fn with(config: ServerConfig, store: &'static mut Store<K, B>) -> Self {
+        Self::try_with(config, store).expect("server setup")
+    }
+
+    /// Like [`with`](Self::with), handing back the setup error.
+    pub fn try_with(
+        config: ServerConfig,
+        store: &'static mut Store<K, B>,
+    ) -> Result<Self, net_shell::SetupError> {
+        let slots: &'static mut [SocketStorage<'static>] =
+            Box::leak((0..=C).map(|_| SocketStorage::EMPTY).collect());
+        let buffer: &'static mut [u8] =
+            Box::leak(vec![0u8; config.buffers.bytes_needed(C)].into_boxed_slice());
+        let (mut server_link, mut client_link) = link();
+        let server = Server::new(config, store, slots, buffer, &mut server_link, 0)?;
+
+        let mut client_config = Config::new(HardwareAddress::Ethernet(EthernetAddress([
+            0x02, 0, 0, 0, 0, 2,
+        ])));
+        client_config.random_seed = 0xc11e;
+        let mut client_iface =
+            Interface::new(client_config, &mut client_link, Instant::from_millis(0));
+        client_iface.update_ip_addrs(|addrs| {
+            addrs
+                .push(IpCidr::new(IpAddress::Ipv4(CLIENT_IP), 24))
+                .unwrap();
+        });
+        let mut sim = Self {
+            now: 0,
+            server,
+            server_link,
+            client_link,
+            client_iface,
+            client_sockets: SocketSet::new(Vec::new()),
+            clients: Vec::new(),
+            next_port: 49152,
+            server_next: None,
+            server_polls: 0,
+        };
+        sim.settle();
+        assert!(sim.server.is_listening());
+        Ok(sim)
+    }
+
+    /// Polls the server once at `now`; returns its next deadline.
+    pub fn poll_server(&mut self) -> Option<u64> {
+        self.server_next = self.server.poll(self.now, &mut self.server_link);
+        self.server_polls += 1;
+        self.server_next
+    }
+
+    /// Polls the server at an arbitrary time (say, one in the past), not moving `now`.
+    pub fn poll_server_at(&mut self, at: u64) -> Option<u64> {
+        self.server_next = self.server.poll(at, &mut self.server_link);
+        self.server_polls += 1;
+        self.server_next
+    }
+
+    /// Polls the client interface once and moves received bytes into the inboxes.
+    pub fn poll_client(&mut self) {
+        self.client_iface.poll(
+            Instant::from_millis(self.now as i64),
+            &mut self.client_link,
+            &mut self.client_sockets,
+        );
+        for client in &mut self.clients {
+            if !client.reading {
+                continue;
+            }
+            let socket = self.client_sockets.get_mut::<tcp::Socket>(client.socket);
+            while socket.can_recv() {
+                let taken = socket
+                    .recv(|data| (data.len(), data.to_vec()))
+                    .unwrap_or_default();
+                if taken.is_empty() {
+                    break;
+                }
+                client.inbox.extend_from_slice(&taken);
+            }
+        }
+    }
+
+    /// Polls both sides at `now` until no frame is in flight and the server has nothing due.
+    pub fn settle(&mut self) {
+        for _ in 0..1_000_000 {
+            self.poll_client();
+            self.poll_server();
+            // Bytes taken from the client inbox may have opened its window: poll once more.
+            self.poll_client();
+            let due = self.server_next.is_some_and(|at| at <= self.now);
+            if self.server_link.idle() && !due {
+                return;
+            }
+        }
+        panic!("the network never settled at t={}", self.now);
+    }
+
+    /// The client interface's next deadline.
+    pub fn client_next(&mut self) -> Option<u64> {
+        self.client_iface
+            .poll_at(Instant::from_millis(self.now as i64), &self.client_sockets)
+            .map(ms)
+    }
+
+    /// Settles, then moves time to the next deadline of either side, at most to `limit` and at
+    /// least one millisecond on.
+    pub fn step(&mut self, limit: u64) {
+        self.settle();
+        if self.now >= limit {
+            return;
+        }
+        let next = [self.server_next, self.client_next()]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(limit);
+        self.now = next.clamp(self.now + 1, limit);
+        self.settle();
+    }
+
+    /// Runs until time `at`, stepping from deadline to deadline.
+    pub fn run_until(&mut self, at: u64) {
+        while self.now < at {
+            self.step(at);
+        }
+        self.settle();
+    }
+
+    /// Runs for `ms` milliseconds.
+    pub fn advance(&mut self, ms: u64) {
+        self.run_until(self.now + ms);
+    }
+
+    /// Jumps `ms` forward with no poll in between (a sleeping device, a clock step).
+    pub fn jump(&mut self, ms: u64) {
+        self.now += ms;
+        self.settle();
+    }
+
+    /// Opens a connection (64 KiB buffers each way) and completes the handshake at `now`.
+    pub fn connect(&mut self) -> Client {
+        self.connect_with(65536, 65536)
+    }
+
+    /// Opens a connection with these client buffer sizes.
+    pub fn connect_with(&mut self, rx: usize, tx: usize) -> Client {
+        let mut socket = tcp::Socket::new(
+            tcp::SocketBuffer::new(vec![0; rx]),
+            tcp::SocketBuffer::new(vec![0; tx]),
+        );
+        socket.set_ack_delay(None);
+        socket.set_nagle_enabled(false);
+        let port = self.next_port;
+        self.next_port += 1;
+        socket
+            .connect(
+                self.client_iface.context(),
+                (IpAddress::Ipv4(SERVER_IP), PORT),
+                port,
+            )
+            .expect("connect");
+        let handle = self.client_sockets.add(socket);
+        self.clients.push(ClientState {
+            socket: handle,
+            inbox: Vec::new(),
+            reading: true,
+        });
+        self.settle();
+        Client(self.clients.len() - 1)
+    }
+
+    /// A connection that has PINGed successfully.
+    pub fn connect_ready(&mut self) -> Client {
+        let client = self.connect();
+        assert_eq!(self.request(client, &["PING"]), Reply::simple("PONG"));
+        client
+    }
+
+    fn socket(&self, client: Client) -> &tcp::Socket<'static> {
+        self.client_sockets
+            .get::<tcp::Socket>(self.clients[client.0].socket)
+    }
+
+    fn socket_mut(&mut self, client: Client) -> &mut tcp::Socket<'static> {
+        self.client_sockets
+            .get_mut::<tcp::Socket>(self.clients[client.0].socket)
+    }
+
+    /// The client socket's TCP state.
+    pub fn state(&self, client: Client) -> tcp::State {
+        self.socket(client).state()
+    }
+
+    /// Queues bytes on the client socket without polling; panics if they do not fit.
+    pub fn queue(&mut self, client: Client, bytes: &[u8]) {
+        let sent = self.socket_mut(client).send_slice(bytes).expect("send");
+        assert_eq!(sent, bytes.len(), "client send buffer too small");
+    }
+
+    /// Sends bytes and settles (advancing time only if the bytes need more than the send
+    /// buffer, which never happens with the default buffers).
+    pub fn send(&mut self, client: Client, bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let sent = self.socket_mut(client).send_slice(rest).expect("send");
+            rest = &rest[sent..];
+            self.settle();
+            if !rest.is_empty() && sent == 0 {
+                self.step(self.now + 1000);
+            }
+        }
+    }
+
+    /// Sends a command as a RESP multibulk request.
+    pub fn send_command(&mut self, client: Client, args: &[&str]) {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send(client, &encode(&args));
+    }
+
+    /// Takes every byte received so far.
+    pub fn take(&mut self, client: Client) -> Vec<u8> {
+        self.poll_client();
+        std::mem::take(&mut self.clients[client.0].inbox)
+    }
+
+    /// Takes the replies received so far; panics on a partial reply.
+    pub fn replies(&mut self, client: Client) -> Vec<Reply> {
+        let bytes = self.take(client);
+        let mut rest = &bytes[..];
+        let mut replies = Vec::new();
+        while !rest.is_empty() {
+            let (reply, used) = Reply::decode(rest)
+                .unwrap_or_else(|| panic!("partial reply {:?}", String::from_utf8_lossy(rest)));
+            replies.push(reply);
+            rest = &rest[used..];
+        }
+        replies
+    }
+
+    /// Takes one complete reply if there is one, leaving the rest.
+    pub fn next_reply(&mut self, client: Client) -> Option<Reply> {
+        self.poll_client();
+        let inbox = &mut self.clients[client.0].inbox;
+        let (reply, used) = Reply::decode(inbox)?;
+        inbox.drain(..used);
+        Some(reply)
+    }
+
+    /// Sends one command and returns its reply, all at the current time.
+    pub fn request(&mut self, client: Client, args: &[&str]) -> Reply {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.request_bytes(client, &args)
+    }
+
+    /// [`request`](Self::request) with binary arguments.
+    pub fn request_bytes(&mut self, client: Client, args: &[&[u8]]) -> Reply {
+        self.send(client, &encode(args));
+        self.settle();
+        self.next_reply(client).unwrap_or_else(|| {
+            panic!(
+                "no reply to {:?} at t={} (client {:?}, inbox {:?})",
+                args.iter()
+                    .map(|a| String::from_utf8_lossy(a))
+                    .collect::<Vec<_>>(),
+                self.now,
+                self.state(client),
+                String::from_utf8_lossy(&self.clients[client.0].inbox)
+            )
+        })
+    }
+
+    /// Stops or resumes taking bytes out of the client socket (a client that does not read).
+    pub fn set_reading(&mut self, client: Client, reading: bool) {
+        self.clients[client.0].reading = reading;
+    }
+
+    /// Bytes waiting in the client socket (not read by the test).
+    pub fn unread(&self, client: Client) -> usize {
+        self.socket(client).recv_queue()
+    }
+
+    /// Whether the server ended the connection: FIN received (EOF) or reset.
+    pub fn closed_by_server(&mut self, client: Client) -> bool {
+        self.poll_client();
+        matches!(
+            self.state(client),
+            tcp::State::CloseWait
+                | tcp::State::LastAck
+                | tcp::State::Closed
+                | tcp::State::TimeWait
+                | tcp::State::Closing
+        )
+    }
+
+    /// Whether the connection is established (neither side closed).
+    pub fn is_open(&mut self, client: Client) -> bool {
+        self.poll_client();
+        self.state(client) == tcp::State::Established
+    }
+
+    /// Closes the client side (FIN) and settles.
+    pub fn close(&mut self, client: Client) {
+        self.socket_mut(client).close();
+        self.settle();
+    }
+
+    /// Resets the client side (RST) and settles.
+    pub fn abort(&mut self, client: Client) {
+        self.socket_mut(client).abort();
+        self.settle();
+    }
+
+    /// Runs until the server closes `client`, at most until `limit`; returns the time it was
+    /// seen closed.
+    pub fn run_until_closed(&mut self, client: Client, limit: u64) -> Option<u64> {
+        loop {
+            if self.closed_by_server(client) {
+                return Some(self.now);
+            }
+            if self.now >= limit {
+                return None;
+            }
+            self.step(limit);
+        }
+    }
+
+    /// Server counters.
+    pub fn stats(&self) -> Stats {
+        *self.server.stats()
+    }
+
+    /// Sets the client sockets' ACK delay (None: ACK at once, the default here).
+    pub fn set_ack_delay(&mut self, client: Client, delay: Option<Duration>) {
+        self.socket_mut(client).set_ack_delay(delay);
+    }
+}
+
+/// A RESP multibulk request.
+pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// [`encode`] for text arguments.
+pub fn encode_str(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    encode(&args)
+}
+
+/// A RESP2 reply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    Simple(String),
+    Error(String),
+    Int(i64),
+    Bulk(Vec<u8>),
+    Nil,
+    Array(Vec<Reply>),
+    NilArray,
+}
+
+impl Reply {
+    pub fn simple(text: &str) -> Self {
+        Self::Simple(text.into())
+    }
+
+    pub fn ok() -> Self {
+        Self::simple("OK")
+    }
+
+    pub fn error(text: &str) -> Self {
+        Self::Error(text.into())
+    }
+
+    pub fn bulk(value: &str) -> Self {
+        Self::Bulk(value.as_bytes().to_vec())
+    }
+
+    /// The error text, if this is an error.
+    pub fn error_text(&self) -> Option<&str> {
+        match self {
+            Self::Error(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The bulk value as text, panicking otherwise.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Bulk(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+            other => panic!("not a bulk reply: {other:?}"),
+        }
+    }
+
+    /// Decodes one reply from the front of `bytes`: the reply and its length, `None` if
+    /// incomplete. Panics on bytes that are not RESP2.
+    pub fn decode(bytes: &[u8]) -> Option<(Self, usize)> {
+        let line_end = bytes.windows(2).position(|w| w == b"\r\n")?;
+        let line = std::str::from_utf8(&bytes[1..line_end]).expect("reply line is text");
+        let after = line_end + 2;
+        let number = || line.parse::<i64>().expect("reply length");
+        match bytes[0] {
+            b'+' => Some((Self::Simple(line.into()), after)),
+            b'-' => Some((Self::Error(line.into()), after)),
+            b':' => Some((Self::Int(number()), after)),
+            b'$' => {
+                let len = number();
+                if len < 0 {
+                    return Some((Self::Nil, after));
+                }
+                let end = after + len as usize;
+                if bytes.len() < end + 2 {
+                    return None;
+                }
+                assert_eq!(&bytes[end..end + 2], b"\r\n", "bulk reply terminator");
+                Some((Self::Bulk(bytes[after..end].to_vec()), end + 2))
+            }
+            b'*' => {
+                let count = number();
+                if count < 0 {
+                    return Some((Self::NilArray, after));
+                }
+                let mut at = after;
+                let mut items = Vec::new();
+                for _ in 0..count {
+                    let (item, used) = Self::decode(&bytes[at..])?;
+                    items.push(item);
+                    at += used;
+                }
+                Some((Self::Array(items), at))
+            }
+            other => panic!("not a RESP2 reply: starts with {:?}", other as char),
+        }
+    }
+}
+
+/// Default-sized buffers.
+pub fn default_buffers() -> BufferSizes {
+    config(Timeouts::DEFAULT).buffers
+}
