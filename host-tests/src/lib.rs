@@ -1,1 +1,5 @@
 //! Shared helpers for the desktop tests.
+
+pub mod e2e;
+
+pub mod model;

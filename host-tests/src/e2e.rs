@@ -1,0 +1,219 @@
+//! End-to-end plumbing: network namespaces with a tap, child processes that die with the test,
+//! and building the real binaries.
+//!
+//! Everything here only ever talks to loopback or to addresses inside a namespace the test
+//! created itself, and every guard cleans up on drop, also when a test fails.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Whether a missing prerequisite fails the test (in CI) or skips it (on a laptop).
+///
+/// # Panics
+///
+/// When `CI` is set: CI installs everything, so something missing there is a real failure.
+pub fn skip(reason: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("end-to-end prerequisite missing in CI: {reason}");
+    }
+    eprintln!("SKIPPED (not in CI): {reason}");
+}
+
+/// Checks that `program --version` (or `-v`) runs.
+pub fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// Whether this process can create namespaces and taps.
+pub fn can_make_namespaces() -> Result<(), String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    if uid != "0" {
+        return Err("needs root for ip netns and /dev/net/tun".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err("/dev/net/tun is missing".into());
+    }
+    if !have("ip") {
+        return Err("iproute2 (`ip`) is not installed".into());
+    }
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<Output, String> {
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(format!(
+            "{command:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+/// A network namespace holding one tap device; deleted on drop.
+pub struct Namespace {
+    name: String,
+}
+
+impl Namespace {
+    /// Creates namespace `name` with `tap` (the kernel side at `host_cidr`) and loopback up.
+    ///
+    /// # Errors
+    ///
+    /// The failing `ip` command and its message.
+    pub fn create(name: &str, tap: &str, host_cidr: &str) -> Result<Self, String> {
+        // A namespace left over from a killed run would make `add` fail.
+        let _ = Command::new("ip").args(["netns", "del", name]).output();
+        run(Command::new("ip").args(["netns", "add", name]))?;
+        let namespace = Self {
+            name: name.to_string(),
+        };
+        namespace.ip(&["link", "set", "lo", "up"])?;
+        namespace.ip(&["tuntap", "add", "dev", tap, "mode", "tap"])?;
+        namespace.ip(&["addr", "add", host_cidr, "dev", tap])?;
+        namespace.ip(&["link", "set", tap, "up"])?;
+        Ok(namespace)
+    }
+
+    fn ip(&self, args: &[&str]) -> Result<Output, String> {
+        run(Command::new("ip")
+            .args(["netns", "exec", &self.name, "ip"])
+            .args(args))
+    }
+
+    /// A command that runs `program` inside the namespace.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new("ip");
+        command.args(["netns", "exec", &self.name]).arg(program);
+        command
+    }
+
+    /// The namespace's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .output();
+    }
+}
+
+/// A child process killed (and reaped) on drop.
+pub struct KillOnDrop {
+    child: Child,
+}
+
+impl KillOnDrop {
+    /// Takes ownership of `child`.
+    pub fn new(child: Child) -> Self {
+        Self { child }
+    }
+
+    /// The child, e.g. to send it a signal or wait for it.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Takes the child's stdout.
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads `stdout` on a thread until a line containing `needle` appears (`Ok(line)`), the stream
+/// ends, or `timeout` passes. The thread keeps draining the stream afterwards so the child never
+/// blocks on a full pipe.
+///
+/// # Errors
+///
+/// The lines seen, when `needle` never came.
+pub fn wait_for_line(
+    stdout: ChildStdout,
+    needle: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    let (sender, receiver) = mpsc::channel();
+    let wanted = needle.to_string();
+    std::thread::spawn(move || {
+        let mut found = false;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if !found && line.contains(&wanted) {
+                found = true;
+                let _ = sender.send(Ok(line));
+            } else if !found {
+                let _ = sender.send(Err(line));
+            }
+        }
+    });
+    let deadline = std::time::Instant::now() + timeout;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match receiver.recv_timeout(left) {
+            Ok(Ok(line)) => return Ok(line),
+            Ok(Err(line)) => seen.push(line),
+            Err(_) => return Err(format!("no {needle:?} within {timeout:?}; saw: {seen:?}")),
+        }
+    }
+}
+
+/// Builds the `net-shell` host binary (release) in its own target directory, so it never waits
+/// on the lock of the `cargo test` that runs us, and returns its path.
+///
+/// # Errors
+///
+/// Cargo's output when the build fails.
+pub fn build_net_shell() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let target = root.join("target").join("e2e");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "net-shell",
+            "--features",
+            "std",
+        ])
+        .arg("--target-dir")
+        .arg(&target))?;
+    Ok(target.join("release").join("net-shell"))
+}
