@@ -186,7 +186,8 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
             Some(by) => {
                 incr_by(args[0], by, ctx, out)?;
             }
-            None => return error(out, OVERFLOW),
+            // Redis 7 (`decrbyCommand`) has its own text for negating i64::MIN.
+            None => return error(out, "ERR decrement would overflow"),
         }
     } else if is("dbsize") {
         arity!(n == 0, "dbsize");

@@ -1,0 +1,506 @@
+//! Redis 7 command semantics over the simulated network: SET options, counters, DEL/EXISTS,
+//! FLUSHALL, DBSIZE, INFO, CONFIG, COMMAND and the error texts clients match on.
+
+mod sim;
+
+use net_shell::Timeouts;
+use sim::{Reply, Sim};
+
+type Small = Sim<4, 256, 65536>;
+
+fn sim() -> Small {
+    Sim::new(Timeouts::DEFAULT)
+}
+
+fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+const SYNTAX: &str = "ERR syntax error";
+
+#[test]
+fn set_nx_xx_get_keepttl_follow_redis() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["SET", "k", "v", "NX"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "k", "w", "NX"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("v"));
+    assert_eq!(sim.request(c, &["SET", "z", "v", "XX"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["EXISTS", "z"]), int(0));
+    assert_eq!(sim.request(c, &["SET", "k", "w", "xx"]), Reply::ok());
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("w"));
+    // GET returns the old value.
+    assert_eq!(sim.request(c, &["SET", "k", "x", "GET"]), Reply::bulk("w"));
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("x"));
+    assert_eq!(sim.request(c, &["SET", "new", "1", "GET"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["GET", "new"]), Reply::bulk("1"));
+    // NX GET (Redis 7): the old value, nothing written.
+    assert_eq!(
+        sim.request(c, &["SET", "k", "y", "NX", "GET"]),
+        Reply::bulk("x")
+    );
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("x"));
+    assert_eq!(
+        sim.request(c, &["SET", "none", "y", "XX", "GET"]),
+        Reply::Nil
+    );
+    assert_eq!(sim.request(c, &["EXISTS", "none"]), int(0));
+    // KEEPTTL keeps it, a plain SET drops it.
+    assert_eq!(sim.request(c, &["SET", "t", "1", "EX", "100"]), Reply::ok());
+    sim.advance(1000);
+    assert_eq!(sim.request(c, &["SET", "t", "2", "KEEPTTL"]), Reply::ok());
+    assert_eq!(sim.request(c, &["PTTL", "t"]), int(99_000));
+    assert_eq!(
+        sim.request(c, &["SET", "t", "3", "GET", "KEEPTTL"]),
+        Reply::bulk("2")
+    );
+    assert_eq!(sim.request(c, &["PTTL", "t"]), int(99_000));
+    assert_eq!(sim.request(c, &["SET", "t", "4"]), Reply::ok());
+    assert_eq!(sim.request(c, &["TTL", "t"]), int(-1));
+    // SET with EX replaces a TTL.
+    assert_eq!(sim.request(c, &["SET", "t", "5", "PX", "300"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "t", "6", "EX", "7"]), Reply::ok());
+    assert_eq!(sim.request(c, &["TTL", "t"]), int(7));
+
+    for args in [
+        &["SET", "k", "v", "NX", "XX"][..],
+        &["SET", "k", "v", "XX", "NX"],
+        &["SET", "k", "v", "KEEPTTL", "EX", "10"],
+        &["SET", "k", "v", "EX", "10", "KEEPTTL"],
+        &["SET", "k", "v", "EX", "10", "PX", "10"],
+        &["SET", "k", "v", "EX"],
+        &["SET", "k", "v", "BOGUS"],
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(SYNTAX), "{args:?}");
+    }
+    assert_eq!(
+        sim.request(c, &["SET", "k", "v", "EX", "ten"]),
+        Reply::error(NOT_INTEGER)
+    );
+    for amount in ["0", "-1"] {
+        assert_eq!(
+            sim.request(c, &["SET", "k", "v", "EX", amount]),
+            Reply::error("ERR invalid expire time in 'set' command")
+        );
+    }
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("x"));
+    assert_eq!(
+        sim.request(c, &["SET", "k"]),
+        Reply::error("ERR wrong number of arguments for 'set' command")
+    );
+}
+
+#[test]
+fn getdel_returns_and_removes() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["SET", "k", "v", "EX", "10"]), Reply::ok());
+    assert_eq!(sim.request(c, &["GETDEL", "k"]), Reply::bulk("v"));
+    assert_eq!(sim.request(c, &["GETDEL", "k"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["EXISTS", "k"]), int(0));
+    assert_eq!(sim.server.store().len(), 0);
+    assert_eq!(sim.server.store().volatile_len(), 0);
+    // Deleting is not expiring.
+    assert_eq!(sim.server.store().expired_keys(), 0);
+}
+
+#[test]
+fn incr_decr_count_keep_ttl_and_refuse_bad_values() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["INCR", "n"]), int(1));
+    assert_eq!(sim.request(c, &["INCRBY", "n", "10"]), int(11));
+    assert_eq!(sim.request(c, &["DECR", "n"]), int(10));
+    assert_eq!(sim.request(c, &["DECRBY", "n", "3"]), int(7));
+    assert_eq!(sim.request(c, &["INCRBY", "n", "-17"]), int(-10));
+    assert_eq!(sim.request(c, &["DECRBY", "fresh", "5"]), int(-5));
+    assert_eq!(sim.request(c, &["GET", "n"]), Reply::bulk("-10"));
+    assert_eq!(sim.request(c, &["TTL", "n"]), int(-1));
+
+    // The TTL survives.
+    assert_eq!(
+        sim.request(c, &["SET", "t", "5", "PX", "5000"]),
+        Reply::ok()
+    );
+    sim.advance(1000);
+    assert_eq!(sim.request(c, &["INCR", "t"]), int(6));
+    assert_eq!(sim.request(c, &["INCRBY", "t", "4"]), int(10));
+    assert_eq!(sim.request(c, &["DECR", "t"]), int(9));
+    assert_eq!(sim.request(c, &["PTTL", "t"]), int(4000));
+    sim.advance(4000);
+    assert_eq!(sim.request(c, &["GET", "t"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["INCR", "t"]), int(1));
+    assert_eq!(sim.request(c, &["TTL", "t"]), int(-1));
+
+    // Not integers.
+    for value in [
+        "abc",
+        " 1",
+        "1 ",
+        "01",
+        "+1",
+        "1.5",
+        "",
+        "99999999999999999999",
+    ] {
+        assert_eq!(sim.request(c, &["SET", "s", value]), Reply::ok());
+        assert_eq!(
+            sim.request(c, &["INCR", "s"]),
+            Reply::error(NOT_INTEGER),
+            "{value:?}"
+        );
+        assert_eq!(sim.request(c, &["GET", "s"]), Reply::bulk(value));
+    }
+    assert_eq!(
+        sim.request(c, &["INCRBY", "n", "x"]),
+        Reply::error(NOT_INTEGER)
+    );
+    assert_eq!(
+        sim.request(c, &["DECRBY", "n", "1.0"]),
+        Reply::error(NOT_INTEGER)
+    );
+
+    // Overflow leaves the value alone.
+    assert_eq!(
+        sim.request(c, &["SET", "max", "9223372036854775807"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        sim.request(c, &["INCR", "max"]),
+        Reply::error("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        sim.request(c, &["INCRBY", "max", "1"]),
+        Reply::error("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        sim.request(c, &["GET", "max"]),
+        Reply::bulk("9223372036854775807")
+    );
+    assert_eq!(
+        sim.request(c, &["SET", "min", "-9223372036854775808"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        sim.request(c, &["DECR", "min"]),
+        Reply::error("ERR increment or decrement would overflow")
+    );
+    // Redis 7 refuses negating i64::MIN with its own text.
+    assert_eq!(
+        sim.request(c, &["DECRBY", "n", "-9223372036854775808"]),
+        Reply::error("ERR decrement would overflow")
+    );
+    assert_eq!(sim.request(c, &["GET", "n"]), Reply::bulk("-10"));
+    assert_eq!(
+        sim.request(c, &["INCR"]),
+        Reply::error("ERR wrong number of arguments for 'incr' command")
+    );
+}
+
+#[test]
+fn del_and_exists_count_keys() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    for key in ["a", "b", "c"] {
+        assert_eq!(sim.request(c, &["SET", key, "v"]), Reply::ok());
+    }
+    assert_eq!(sim.request(c, &["EXISTS", "a", "b", "x"]), int(2));
+    // Redis counts a key named twice twice.
+    assert_eq!(sim.request(c, &["EXISTS", "a", "a", "a"]), int(3));
+    assert_eq!(sim.request(c, &["DEL", "a", "x", "a"]), int(1));
+    assert_eq!(sim.request(c, &["UNLINK", "b", "c"]), int(2));
+    assert_eq!(sim.request(c, &["DEL", "b"]), int(0));
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(0));
+    // A key past its deadline is neither counted nor deleted.
+    assert_eq!(sim.request(c, &["SET", "t", "v", "PX", "10"]), Reply::ok());
+    sim.now += 10;
+    assert_eq!(sim.request(c, &["EXISTS", "t"]), int(0));
+    assert_eq!(sim.request(c, &["SET", "u", "v", "PX", "10"]), Reply::ok());
+    sim.now += 10;
+    assert_eq!(sim.request(c, &["DEL", "u"]), int(0));
+    assert_eq!(
+        sim.request(c, &["DEL"]),
+        Reply::error("ERR wrong number of arguments for 'del' command")
+    );
+}
+
+#[test]
+fn flushall_empties_store_and_timers() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    for i in 0..50 {
+        let key = format!("k{i}");
+        assert_eq!(
+            sim.request(c, &["SET", &key, "v", "PX", &(100 + i).to_string()]),
+            Reply::ok()
+        );
+    }
+    assert_eq!(sim.request(c, &["SET", "p", "v"]), Reply::ok());
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(51));
+    assert_eq!(sim.request(c, &["FLUSHALL"]), Reply::ok());
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(0));
+    assert_eq!(sim.server.store().volatile_len(), 0);
+    assert_eq!(sim.server.store().bytes_used(), 0);
+    assert_eq!(sim.request(c, &["FLUSHALL", "SYNC"]), Reply::ok());
+    assert_eq!(sim.request(c, &["FLUSHDB", "ASYNC"]), Reply::ok());
+    assert_eq!(sim.request(c, &["FLUSHALL", "NOW"]), Reply::error(SYNTAX));
+    // New keys work, old deadlines do nothing.
+    assert_eq!(
+        sim.request(c, &["SET", "k1", "new", "PX", "1000"]),
+        Reply::ok()
+    );
+    sim.advance(200);
+    assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk("new"));
+    assert_eq!(sim.server.store().expired_keys(), 0);
+    sim.advance(800);
+    assert_eq!(sim.server.store().len(), 0);
+    assert_eq!(sim.server.store().expired_keys(), 1);
+}
+
+#[test]
+fn dbsize_counts_keys_until_removed() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(0));
+    assert_eq!(sim.request(c, &["SET", "a", "1"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "b", "1", "PX", "5"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "a", "2"]), Reply::ok());
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(2));
+    sim.advance(5);
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(1));
+    assert_eq!(
+        sim.request(c, &["DBSIZE", "x"]),
+        Reply::error("ERR wrong number of arguments for 'dbsize' command")
+    );
+}
+
+fn info_field(info: &str, name: &str) -> u64 {
+    let prefix = format!("{name}:");
+    info.split("\r\n")
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("INFO has no {name}: {info}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn info_reports_expiry_and_close_counters() {
+    let mut sim: Small = Sim::new(Timeouts::new(1_000, 500, 500));
+    let c = sim.connect_ready();
+    let idle = sim.connect_ready();
+    assert_eq!(sim.request(c, &["SET", "k", "v", "PX", "10"]), Reply::ok());
+    sim.advance(10);
+    // Keep `c` busy while `idle` times out.
+    sim.run_until(600);
+    assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    sim.run_until(1_000);
+    assert!(sim.closed_by_server(idle));
+    sim.close(idle);
+    let info = sim.request(c, &["INFO"]).text();
+    for section in ["# Server", "# Clients", "# Memory", "# Stats", "# Keyspace"] {
+        assert!(info.contains(section), "{info}");
+    }
+    assert_eq!(info_field(&info, "expired_keys"), 1);
+    assert_eq!(info_field(&info, "idle_timeout_closes"), 1);
+    assert_eq!(info_field(&info, "read_timeout_closes"), 0);
+    assert_eq!(info_field(&info, "write_timeout_closes"), 0);
+    assert_eq!(info_field(&info, "protocol_error_closes"), 0);
+    assert_eq!(info_field(&info, "rejected_connections"), 0);
+    assert_eq!(info_field(&info, "connected_clients"), 1);
+    assert_eq!(info_field(&info, "maxclients"), 3);
+    assert_eq!(info_field(&info, "total_connections_received"), 2);
+    assert_eq!(info_field(&info, "idle_timeout_ms"), 1_000);
+    assert_eq!(info_field(&info, "uptime_in_seconds"), 1);
+    assert!(info.contains("redis_version:7"), "{info}");
+    assert!(info.ends_with("\r\n"), "{info:?}");
+
+    let stats = sim.request(c, &["INFO", "stats"]).text();
+    assert!(stats.starts_with("# Stats\r\n"), "{stats}");
+    assert!(!stats.contains("# Server"), "{stats}");
+    assert_eq!(info_field(&stats, "expired_keys"), 1);
+    let keyspace = sim.request(c, &["INFO", "keyspace"]).text();
+    assert_eq!(keyspace, "# Keyspace\r\n");
+    assert_eq!(sim.request(c, &["SET", "a", "1", "EX", "9"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "b", "1"]), Reply::ok());
+    let keyspace = sim.request(c, &["INFO", "KEYSPACE"]).text();
+    assert!(keyspace.contains("db0:keys=2,expires=1,"), "{keyspace}");
+    assert_eq!(sim.stats().idle_timeout_closes, 1);
+}
+
+#[test]
+fn config_get_and_set_timeouts() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let pair = |name: &str, value: &str| vec![Reply::bulk(name), Reply::bulk(value)];
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "timeout"]),
+        Reply::Array(pair("timeout", "300"))
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "read-timeout-ms"]),
+        Reply::Array(pair("read-timeout-ms", "10000"))
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "nothing-like-this"]),
+        Reply::Array(vec![])
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "timeout", "5"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "idle-timeout-ms"]),
+        Reply::Array(pair("idle-timeout-ms", "5000"))
+    );
+    assert_eq!(
+        sim.request(
+            c,
+            &[
+                "CONFIG",
+                "SET",
+                "read-timeout-ms",
+                "250",
+                "WRITE-TIMEOUT-MS",
+                "750",
+                "idle-timeout-ms",
+                "1500"
+            ]
+        ),
+        Reply::ok()
+    );
+    let timeouts = sim.server.timeouts();
+    assert_eq!(
+        (timeouts.idle_ms, timeouts.read_ms, timeouts.write_ms),
+        (1500, 250, 750)
+    );
+    let all = sim.request(c, &["CONFIG", "GET", "*timeout*"]);
+    let mut expected = pair("timeout", "1");
+    expected.extend(pair("idle-timeout-ms", "1500"));
+    expected.extend(pair("read-timeout-ms", "250"));
+    expected.extend(pair("write-timeout-ms", "750"));
+    assert_eq!(all, Reply::Array(expected));
+
+    // All or nothing.
+    let refused = sim.request(c, &["CONFIG", "SET", "timeout", "9", "maxmemory", "1"]);
+    assert!(
+        refused
+            .error_text()
+            .is_some_and(|t| t.starts_with("ERR Unknown option")),
+        "{refused:?}"
+    );
+    for bad in ["-1", "abc", "1.5", ""] {
+        let refused = sim.request(c, &["CONFIG", "SET", "timeout", bad]);
+        assert!(
+            refused
+                .error_text()
+                .is_some_and(|t| t.starts_with("ERR CONFIG SET failed")),
+            "{bad:?}: {refused:?}"
+        );
+    }
+    assert_eq!(sim.server.timeouts().idle_ms, 1500);
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "timeout"]),
+        Reply::error("ERR wrong number of arguments for 'config|set' command")
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET"]),
+        Reply::error("ERR wrong number of arguments for 'config|get' command")
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "REWRITE"]),
+        Reply::error("ERR unknown subcommand 'REWRITE'. Try CONFIG HELP.")
+    );
+    // The new idle timeout applies from the next command on.
+    let last = sim.now;
+    assert_eq!(sim.run_until_closed(c, last + 10_000), Some(last + 1500));
+}
+
+#[test]
+fn command_and_command_docs_answer_redis_cli() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert!(matches!(sim.request(c, &["COMMAND"]), Reply::Array(_)));
+    assert!(matches!(
+        sim.request(c, &["COMMAND", "DOCS"]),
+        Reply::Array(_)
+    ));
+    assert!(matches!(
+        sim.request(c, &["command", "docs", "get"]),
+        Reply::Array(_)
+    ));
+    assert!(matches!(
+        sim.request(c, &["COMMAND", "COUNT"]),
+        Reply::Int(n) if n > 20
+    ));
+    assert_eq!(
+        sim.request(c, &["COMMAND", "NOPE"]),
+        Reply::error("ERR unknown subcommand 'NOPE'. Try COMMAND HELP.")
+    );
+    // redis-cli's handshake goes on to work.
+    assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.request(c, &["SELECT", "0"]), Reply::ok());
+    assert_eq!(
+        sim.request(c, &["SELECT", "1"]),
+        Reply::error("ERR DB index is out of range")
+    );
+    assert_eq!(
+        sim.request(c, &["CLIENT", "SETINFO", "lib-name", "redis-py"]),
+        Reply::ok()
+    );
+}
+
+#[test]
+fn unknown_command_and_wrong_arity_use_redis_7_text() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(
+        sim.request(c, &["FOO", "a", "b"]),
+        Reply::error("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
+    );
+    assert_eq!(
+        sim.request(c, &["hello"]),
+        Reply::error("ERR unknown command 'hello', with args beginning with: ")
+    );
+    assert_eq!(
+        sim.request(c, &["GET"]),
+        Reply::error("ERR wrong number of arguments for 'get' command")
+    );
+    assert_eq!(
+        sim.request(c, &["GET", "a", "b"]),
+        Reply::error("ERR wrong number of arguments for 'get' command")
+    );
+    assert_eq!(sim.request(c, &["ECHO", "hi"]), Reply::bulk("hi"));
+    assert_eq!(sim.request(c, &["PING", "hi"]), Reply::bulk("hi"));
+    assert_eq!(sim.request(c, &["get", "x"]), Reply::Nil);
+    // Errors do not close the connection.
+    assert!(sim.is_open(c));
+}
+
+#[test]
+fn quit_replies_ok_then_closes_and_frees_the_slot() {
+    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["QUIT"]), Reply::ok());
+    assert!(sim.closed_by_server(c));
+    sim.close(c);
+    assert_eq!(sim.stats().connected_clients, 0);
+    let next = sim.connect_ready();
+    assert_eq!(sim.request(next, &["DBSIZE"]), int(0));
+}
+
+#[test]
+fn binary_keys_and_values_round_trip() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let key: &[u8] = b"k\x00\r\n\xff";
+    let value: Vec<u8> = (0..=255u8).collect();
+    assert_eq!(sim.request_bytes(c, &[b"SET", key, &value]), Reply::ok());
+    assert_eq!(
+        sim.request_bytes(c, &[b"GET", key]),
+        Reply::Bulk(value.clone())
+    );
+    assert_eq!(sim.request_bytes(c, &[b"GET", b"k"]), Reply::Nil);
+    assert_eq!(sim.request_bytes(c, &[b"SET", b"", b""]), Reply::ok());
+    assert_eq!(sim.request_bytes(c, &[b"GET", b""]), Reply::Bulk(vec![]));
+}
