@@ -1,7 +1,7 @@
 //! One client slot: a TCP socket, its partial-command buffer, and its timers.
 
 use smoltcp::iface::SocketHandle;
-use timer_core::TimerId;
+use timer_core::{Tick, TimerId};
 
 /// Where a slot is in its life.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -37,10 +37,23 @@ pub(crate) struct Connection<'a> {
     pub(crate) counted: bool,
     /// The idle/read/closing timer.
     pub(crate) timer: Option<TimerId>,
+    /// The list `timer` is on (`list::IDLE`, `READ` or `CLOSING`), to know which one fired.
+    pub(crate) timer_list: usize,
     /// The write timer, armed while replies wait to be acknowledged.
     pub(crate) write_timer: Option<TimerId>,
     /// Unacknowledged reply bytes at the last look, to see progress.
     pub(crate) last_send_queue: usize,
+    /// When the connection was accepted or last completed a command: the idle timeout runs
+    /// from here.
+    pub(crate) idle_since: Tick,
+    /// When the command now in `input` started to arrive: the read timeout runs from here.
+    pub(crate) read_since: Tick,
+    /// Since when replies have waited without the client taking any (`None`: nothing waits):
+    /// the write timeout runs from here.
+    pub(crate) write_since: Option<Tick>,
+    /// The last service stopped because the send buffer had no room for a reply: the input
+    /// waits on the client reading, not on the client sending.
+    pub(crate) blocked: bool,
 }
 
 impl<'a> Connection<'a> {
@@ -52,9 +65,24 @@ impl<'a> Connection<'a> {
             phase: Phase::Listening,
             counted: false,
             timer: None,
+            timer_list: list::IDLE,
             write_timer: None,
             last_send_queue: 0,
+            idle_since: 0,
+            read_since: 0,
+            write_since: None,
+            blocked: false,
         }
+    }
+
+    /// Back to the state of a fresh connection accepted at `now` (timers aside).
+    pub(crate) fn reset(&mut self, now: Tick) {
+        self.input_len = 0;
+        self.last_send_queue = 0;
+        self.idle_since = now;
+        self.read_since = now;
+        self.write_since = None;
+        self.blocked = false;
     }
 
     /// Drops the first `consumed` bytes of input.

@@ -200,6 +200,8 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     last_now: Tick,
     more_keys_due: bool,
     shutting_down: bool,
+    /// A `CONFIG SET` changed the timeouts: re-arm every connection's timers.
+    timeouts_changed: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -309,6 +311,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             last_now: now,
             more_keys_due: false,
             shutting_down: false,
+            timeouts_changed: false,
         })
     }
 
@@ -330,6 +333,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         self.poll_dhcp(now);
         for index in 0..self.conns.len() {
             self.service(index, now);
+        }
+        if core::mem::take(&mut self.timeouts_changed) {
+            // New timeouts apply to connections already waiting, as in Redis.
+            for index in 0..self.conns.len() {
+                if self.conns[index].phase == Phase::Open {
+                    self.arm_timers(index);
+                }
+            }
         }
         // Replies written during service go out now rather than at the next poll.
         self.iface.poll(instant(now), device, &mut self.sockets);
@@ -510,10 +521,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         let conn = &mut self.conns[index];
         conn.phase = Phase::Open;
         conn.counted = true;
-        conn.input_len = 0;
-        conn.last_send_queue = 0;
+        conn.reset(now);
         self.stats.connected_clients += 1;
-        self.arm_idle(index, now);
+        self.arm_timers(index);
     }
 
     /// Reads, executes and replies until input runs out or the send buffer is full.
@@ -523,8 +533,16 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         let handle = self.conns[index].socket;
         let reply_room = self.reply.len();
+        let had_input = self.conns[index].input_len > 0;
+        // The client took reply bytes since the last look: the write timeout starts over.
+        // (Measured before this round's replies are queued, which would hide it.)
+        if self.sockets.get::<tcp::Socket>(handle).send_queue() < self.conns[index].last_send_queue
+        {
+            self.conns[index].write_since = Some(now);
+        }
         let mut executed = false;
         let mut close = false;
+        let mut blocked = false;
         loop {
             // Pull what fits into the input buffer.
             {
@@ -539,7 +557,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             let socket = self.sockets.get::<tcp::Socket>(handle);
             if socket.send_capacity() - socket.send_queue() < reply_room {
-                break; // back-pressure: wait until the client reads
+                blocked = true; // back-pressure: wait until the client reads
+                break;
             }
             let conn = &mut self.conns[index];
             let filled = conn.input_len;
@@ -560,6 +579,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 }
                 Ok(Parsed::Empty { consumed }) => consumed,
                 Ok(Parsed::Command { command, consumed }) => {
+                    let timeouts = self.timeouts;
                     let mut ctx = Context {
                         store: self.store,
                         stats: &self.stats,
@@ -573,6 +593,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                     self.stats.total_commands_processed += 1;
                     executed = true;
+                    if self.timeouts != timeouts {
+                        self.timeouts_changed = true;
+                    }
                     if after == Ok(After::Close) {
                         close = true;
                     }
@@ -602,78 +625,94 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
 
         let socket = self.sockets.get::<tcp::Socket>(handle);
+        // The peer will send no more: with the input used up (or half a command that can
+        // never complete), there is nothing left to do.
         let peer_done = !socket.may_recv() && !socket.can_recv();
         let send_queue = socket.send_queue();
-        if close || (peer_done && self.conns[index].input_len == 0) {
+        if close || peer_done {
             self.begin_close(index, now);
             return;
         }
-        if peer_done {
-            // Half a command and the peer will send no more: nothing left to do.
-            self.begin_close(index, now);
-            return;
-        }
-        self.arm_write(index, send_queue, now);
-        if self.conns[index].input_len > 0 {
-            self.arm_read(index, now);
-        } else if executed {
-            self.arm_idle(index, now);
-        }
-    }
-
-    /// Idle timer: reset after every complete command.
-    fn arm_idle(&mut self, index: usize, now: Tick) {
-        let ms = self.timeouts.idle_ms;
-        self.set_timer(index, list::IDLE, (ms > 0).then(|| now.saturating_add(ms)));
-    }
-
-    /// Read timer: started by the first byte of a command, NOT pushed out by further bytes.
-    fn arm_read(&mut self, index: usize, now: Tick) {
-        let on_read = self.conns[index]
-            .timer
-            .and_then(|id| self.conn_timers.list_of(id))
-            == Some(list::READ);
-        if !on_read {
-            let ms = self.timeouts.read_ms;
-            self.set_timer(index, list::READ, (ms > 0).then(|| now.saturating_add(ms)));
-        }
-    }
-
-    /// Write timer: runs while reply bytes wait; pushed out whenever the client takes some.
-    fn arm_write(&mut self, index: usize, send_queue: usize, now: Tick) {
-        let ms = self.timeouts.write_ms;
         let conn = &mut self.conns[index];
-        let progressed = send_queue < conn.last_send_queue;
-        let previous = conn.last_send_queue;
+        conn.blocked = blocked;
+        if executed {
+            conn.idle_since = now;
+        }
+        if conn.input_len > 0 && (executed || !had_input) {
+            // A new command started arriving (after the one just run, or from nothing).
+            conn.read_since = now;
+        }
+        if send_queue == 0 {
+            conn.write_since = None;
+        } else if conn.write_since.is_none() {
+            conn.write_since = Some(now);
+        }
         conn.last_send_queue = send_queue;
-        match conn.write_timer {
-            Some(id) if send_queue == 0 || ms == 0 => {
-                let _ = self.write_timers.cancel(id);
-                conn.write_timer = None;
-            }
-            Some(id) if progressed => {
-                let _ = self.write_timers.touch(id, now.saturating_add(ms));
-            }
-            None if send_queue > 0 && ms > 0 && send_queue >= previous => {
-                conn.write_timer = self
-                    .write_timers
-                    .insert(now.saturating_add(ms), index as u16)
-                    .ok();
-            }
-            _ => {}
+        self.arm_timers(index);
+    }
+
+    /// Puts an open connection's timers where its state and the timeouts say (only touching
+    /// the timer queues when something changed):
+    ///
+    /// - part of a command waiting, the client sending it: the read timeout, from the first
+    ///   byte of that command (later bytes do not push it out);
+    /// - otherwise (no input, or input held up because the client does not read replies):
+    ///   the idle timeout, from the accept or the last complete command;
+    /// - replies waiting: the write timeout, from when the client last took reply bytes.
+    ///
+    /// A timeout of 0 is off; with the read timeout off, the idle timeout still applies.
+    fn arm_timers(&mut self, index: usize) {
+        let timeouts = self.timeouts;
+        let conn = &self.conns[index];
+        let main = if conn.input_len > 0 && !conn.blocked && timeouts.read_ms > 0 {
+            Some((list::READ, conn.read_since.saturating_add(timeouts.read_ms)))
+        } else if timeouts.idle_ms > 0 {
+            Some((list::IDLE, conn.idle_since.saturating_add(timeouts.idle_ms)))
+        } else {
+            None
+        };
+        let current = conn
+            .timer
+            .and_then(|id| Some((conn.timer_list, self.conn_timers.deadline(id)?)));
+        if main != current {
+            self.set_timer(index, main);
+        }
+
+        let conn = &self.conns[index];
+        let write = conn
+            .write_since
+            .filter(|_| timeouts.write_ms > 0)
+            .map(|since| since.saturating_add(timeouts.write_ms));
+        let current = conn
+            .write_timer
+            .and_then(|id| self.write_timers.deadline(id));
+        if write != current {
+            let conn = &mut self.conns[index];
+            conn.write_timer = match (conn.write_timer, write) {
+                (Some(id), Some(at)) => match self.write_timers.touch(id, at) {
+                    Ok(()) => Some(id),
+                    Err(_) => self.write_timers.insert(at, index as u16).ok(),
+                },
+                (None, Some(at)) => self.write_timers.insert(at, index as u16).ok(),
+                (Some(id), None) => {
+                    let _ = self.write_timers.cancel(id);
+                    None
+                }
+                (None, None) => None,
+            };
         }
     }
 
     /// Puts the connection's main timer on `list` at `deadline` (`None`: no timer).
-    fn set_timer(&mut self, index: usize, list: usize, deadline: Option<Tick>) {
+    fn set_timer(&mut self, index: usize, timer: Option<(usize, Tick)>) {
         let conn = &mut self.conns[index];
-        match (conn.timer, deadline) {
-            (Some(id), Some(at)) => {
+        match (conn.timer, timer) {
+            (Some(id), Some((list, at))) => {
                 if self.conn_timers.move_to(id, list, at).is_err() {
                     conn.timer = self.conn_timers.insert_into(list, at, index as u16).ok();
                 }
             }
-            (None, Some(at)) => {
+            (None, Some((list, at))) => {
                 conn.timer = self.conn_timers.insert_into(list, at, index as u16).ok();
             }
             (Some(id), None) => {
@@ -681,6 +720,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 conn.timer = None;
             }
             (None, None) => {}
+        }
+        if let Some((list, _)) = timer {
+            conn.timer_list = list;
         }
     }
 
@@ -693,7 +735,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             let _ = self.write_timers.cancel(id);
         }
         let deadline = now.saturating_add(self.timeouts.close_ms.max(1));
-        self.set_timer(index, list::CLOSING, Some(deadline));
+        self.set_timer(index, Some((list::CLOSING, deadline)));
     }
 
     /// Returns the slot to listening, right away.
@@ -716,8 +758,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         conn.counted = false;
         conn.phase = Phase::Listening;
-        conn.input_len = 0;
-        conn.last_send_queue = 0;
+        conn.reset(0);
     }
 
     fn expire_connections(&mut self, now: Tick) {
@@ -730,14 +771,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 continue;
             }
             conn.timer = None;
-            // The list the timer was on is gone with it; the phase tells which one it was.
             match conn.phase {
                 Phase::Closing => {
                     self.stats.aborted_closes += 1;
                     self.recycle(index);
                 }
                 Phase::Open => {
-                    if conn.input_len > 0 {
+                    if conn.timer_list == list::READ {
                         self.stats.read_timeout_closes += 1;
                     } else {
                         self.stats.idle_timeout_closes += 1;
