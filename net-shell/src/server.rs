@@ -342,13 +342,28 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 }
             }
         }
-        // Replies written during service go out now rather than at the next poll.
-        self.iface.poll(instant(now), device, &mut self.sockets);
-
         let sweep = self.store.expire(now, self.expire_budget);
         self.more_keys_due = sweep.more_due;
         self.expire_connections(now);
+        // Replies, and the FINs and RSTs of connections closed above, go out now rather than
+        // at the next poll.
+        self.iface.poll(instant(now), device, &mut self.sockets);
+        self.listen_again();
         self.next_poll(now)
+    }
+
+    /// Slots recycled during this poll listen again, now that their RST has gone out
+    /// (`listen` resets the socket, which would forget an RST not yet sent).
+    fn listen_again(&mut self) {
+        if self.shutting_down {
+            return;
+        }
+        for conn in &self.conns {
+            let socket = self.sockets.get_mut::<tcp::Socket>(conn.socket);
+            if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {
+                let _ = socket.listen(self.port);
+            }
+        }
     }
 
     /// When the server next needs [`poll`](Self::poll), without polling.
@@ -738,14 +753,11 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         self.set_timer(index, Some((list::CLOSING, deadline)));
     }
 
-    /// Returns the slot to listening, right away.
+    /// Aborts the connection (the peer gets an RST) and frees the slot; it listens again once
+    /// the RST is out ([`listen_again`](Self::listen_again), later in the same poll).
     fn recycle(&mut self, index: usize) {
         let handle = self.conns[index].socket;
-        let socket = self.sockets.get_mut::<tcp::Socket>(handle);
-        socket.abort();
-        if !self.shutting_down {
-            let _ = socket.listen(self.port);
-        }
+        self.sockets.get_mut::<tcp::Socket>(handle).abort();
         let conn = &mut self.conns[index];
         if let Some(id) = conn.timer.take() {
             let _ = self.conn_timers.cancel(id);
