@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Every check CI runs, in order: format, lints, all tests (unit, property, doc, tap and QEMU end
+# to end), no_std builds for the thumb targets, docs, and both firmware boards.
+# Usage: scripts/check.sh        (the tap and QEMU tests need root, qemu-system-arm, redis-cli)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+(cd firmware && cargo fmt --all -- --check)
+
+step "clippy (host, warnings denied)"
+cargo clippy --workspace --all-targets --features net-shell/std -- -D warnings
+cargo clippy -p timer-core --all-targets --all-features -- -D warnings
+
+step "no_std builds for the thumb targets"
+for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
+  cargo check -p timer-core --target "$target"
+  cargo check -p timer-core --target "$target" --features defmt
+  cargo check -p timer-core --target "$target" --features embassy-time
+  cargo check -p timer-core --target "$target" --features defmt,embassy-time
+done
+cargo check -p net-shell --target thumbv7em-none-eabihf
+cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt
+
+step "docs (warnings denied)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/std,timer-core/defmt,timer-core/embassy-time
+
+step "firmware: both boards, and the LAN9118 frame logic on the host"
+(cd firmware && cargo build --release)
+(cd firmware && cargo nucleo-build)
+(cd firmware && cargo test -p lan9118 --target x86_64-unknown-linux-gnu)
+
+step "tests: unit, property, doc, tap and QEMU end to end"
+cargo test --workspace --features net-shell/std,timer-core/embassy-time
