@@ -417,6 +417,21 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         Some(reply)
     }
 
+    /// Collects replies until there are `n`, stepping time if they need it, at most until
+    /// `limit`.
+    pub fn wait_replies(&mut self, client: Client, n: usize, limit: u64) -> Vec<Reply> {
+        let mut replies = Vec::new();
+        loop {
+            while let Some(reply) = self.next_reply(client) {
+                replies.push(reply);
+            }
+            if replies.len() >= n || self.now >= limit {
+                return replies;
+            }
+            self.step(limit);
+        }
+    }
+
     /// Sends one command and returns its reply, all at the current time.
     pub fn request(&mut self, client: Client, args: &[&str]) -> Reply {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();

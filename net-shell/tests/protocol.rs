@@ -1,0 +1,218 @@
+//! The wire protocol over the simulated network: pipelining, commands split across segments at
+//! every byte, inline commands, malformed and oversized requests.
+
+mod sim;
+
+use net_shell::Timeouts;
+use sim::{encode_str, Reply, Sim};
+
+type Small = Sim<4, 256, 65536>;
+
+fn sim() -> Small {
+    Sim::new(Timeouts::DEFAULT)
+}
+
+#[test]
+fn pipelined_commands_in_one_send_replied_in_order() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let mut bytes = Vec::new();
+    let mut expected = Vec::new();
+    for i in 0..200 {
+        let key = format!("key{i}");
+        let value = format!("value{i}");
+        bytes.extend(encode_str(&["SET", &key, &value]));
+        expected.push(Reply::ok());
+        bytes.extend(encode_str(&["GET", &key]));
+        expected.push(Reply::bulk(&value));
+        bytes.extend(encode_str(&["INCR", "counter"]));
+        expected.push(Reply::Int(i + 1));
+    }
+    assert!(bytes.len() > 8 * 2048, "more than the server's window");
+    let start = sim.now;
+    sim.send(c, &bytes);
+    let replies = sim.wait_replies(c, expected.len(), start + 1_000);
+    assert_eq!(replies.len(), expected.len());
+    if let Some(i) = (0..replies.len()).find(|&i| replies[i] != expected[i]) {
+        panic!("reply {i}: {:?}, expected {:?}", replies[i], expected[i]);
+    }
+    assert_eq!(
+        sim.now, start,
+        "a pipeline over a lossless link takes no time"
+    );
+    assert_eq!(sim.request(c, &["DBSIZE"]), Reply::Int(201));
+}
+
+/// A multibulk and an inline request, cut in two at every byte: no reply until the last byte,
+/// then exactly one.
+#[test]
+fn command_split_at_every_byte_boundary_parses_the_same() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let requests: [(&[u8], Reply); 4] = [
+        (&encode_str(&["SET", "split", "a value"]), Reply::ok()),
+        (b"SET inline \"a b\\tc\"\r\n", Reply::ok()),
+        (&encode_str(&["GET", "split"]), Reply::bulk("a value")),
+        (b"GET inline\n", Reply::bulk("a b\tc")),
+    ];
+    for (request, reply) in &requests {
+        for cut in 1..request.len() {
+            sim.send(c, &request[..cut]);
+            assert!(
+                sim.replies(c).is_empty(),
+                "replied to {:?}",
+                String::from_utf8_lossy(&request[..cut])
+            );
+            sim.send(c, &request[cut..]);
+            assert_eq!(sim.replies(c), vec![reply.clone()], "cut at {cut}");
+        }
+    }
+    assert!(sim.is_open(c));
+}
+
+#[test]
+fn command_arriving_one_byte_per_segment_is_served() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let mut bytes = encode_str(&["SET", "k", "v", "EX", "100"]);
+    bytes.extend(encode_str(&["GET", "k"]));
+    bytes.extend(b"PING\r\n");
+    for byte in &bytes {
+        sim.send(c, &[*byte]);
+    }
+    assert_eq!(
+        sim.replies(c),
+        vec![Reply::ok(), Reply::bulk("v"), Reply::simple("PONG")]
+    );
+}
+
+#[test]
+fn inline_commands_are_served() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    sim.send(c, b"PING\r\n");
+    assert_eq!(sim.replies(c), vec![Reply::simple("PONG")]);
+    sim.send(c, b"PING\n");
+    assert_eq!(sim.replies(c), vec![Reply::simple("PONG")]);
+    sim.send(c, b"\r\n\n  \r\n");
+    assert!(sim.replies(c).is_empty(), "empty lines are skipped");
+    sim.send(c, b"set greeting \"hello world\"\r\nGET greeting\r\n");
+    assert_eq!(
+        sim.replies(c),
+        vec![Reply::ok(), Reply::bulk("hello world")]
+    );
+    sim.send(c, b"SET bin \"\\x41\\x00\\n\" EX 10\r\n");
+    assert_eq!(sim.replies(c), vec![Reply::ok()]);
+    assert_eq!(
+        sim.request(c, &["GET", "bin"]),
+        Reply::Bulk(b"A\x00\n".to_vec())
+    );
+    sim.send(c, b"SET single 'it\\'s'\r\n");
+    assert_eq!(sim.replies(c), vec![Reply::ok()]);
+    assert_eq!(sim.request(c, &["GET", "single"]), Reply::bulk("it's"));
+    // Inline and multibulk mixed in one segment.
+    let mut mixed = b"INCR n\r\n".to_vec();
+    mixed.extend(encode_str(&["INCR", "n"]));
+    mixed.extend(b"TTL bin\r\n");
+    sim.send(c, &mixed);
+    assert_eq!(
+        sim.replies(c),
+        vec![Reply::Int(1), Reply::Int(2), Reply::Int(10)]
+    );
+}
+
+/// Each malformed request gets Redis' protocol error and the connection is closed, without
+/// running what follows it; another client goes on being served throughout.
+#[test]
+fn malformed_request_answered_with_protocol_error_and_closed() {
+    let mut sim = sim();
+    let bystander = sim.connect_ready();
+    let cases: [(&[u8], &str); 7] = [
+        (b"*2\r\n$x\r\n", "ERR Protocol error: invalid bulk length"),
+        (
+            b"*99999999\r\n",
+            "ERR Protocol error: invalid multibulk length",
+        ),
+        (
+            b"*1\r\n+PING\r\n",
+            "ERR Protocol error: expected '$', got '+'",
+        ),
+        (b"*1\r\n$-1\r\n", "ERR Protocol error: invalid bulk length"),
+        (b"*x\r\n", "ERR Protocol error: invalid multibulk length"),
+        (
+            b"SET k \"unbalanced\r\n",
+            "ERR Protocol error: unbalanced quotes in request",
+        ),
+        (
+            b"*1\r\n$99999999999\r\n",
+            "ERR Protocol error: invalid bulk length",
+        ),
+    ];
+    for (n, (bad, error)) in cases.iter().enumerate() {
+        let c = sim.connect_ready();
+        let mut bytes = bad.to_vec();
+        bytes.extend(encode_str(&["SET", "after-error", "ran"]));
+        sim.send(c, &bytes);
+        assert_eq!(
+            sim.replies(c),
+            vec![Reply::error(error)],
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
+        assert!(sim.closed_by_server(c));
+        sim.close(c);
+        assert_eq!(sim.stats().protocol_error_closes, n as u64 + 1);
+        assert_eq!(
+            sim.request(bystander, &["EXISTS", "after-error"]),
+            Reply::Int(0)
+        );
+        assert_eq!(sim.request(bystander, &["PING"]), Reply::simple("PONG"));
+    }
+    assert_eq!(sim.stats().connected_clients, 1);
+}
+
+/// Requests the input buffer (2 KiB) cannot hold: refused with an error, connection closed,
+/// the other client unaffected.
+#[test]
+fn request_larger_than_input_buffer_refused_and_closed() {
+    let mut sim = sim();
+    let bystander = sim.connect_ready();
+    let input = sim::default_buffers().input;
+    let cases: [Vec<u8>; 3] = [
+        // Each bulk within the limit, the request as a whole too big.
+        encode_str(&["SET", "k", &"x".repeat(input - 8)]),
+        // A bulk longer than the input buffer.
+        encode_str(&["SET", "k", &"x".repeat(input + 1)]),
+        // An inline line that never ends.
+        vec![b'a'; input * 2],
+    ];
+    for (n, bytes) in cases.iter().enumerate() {
+        let c = sim.connect_ready();
+        sim.send(c, bytes);
+        let replies = sim.replies(c);
+        assert_eq!(replies.len(), 1, "case {n}: {replies:?}");
+        let text = replies[0].error_text().unwrap_or_default().to_owned();
+        assert!(text.starts_with("ERR Protocol error"), "case {n}: {text}");
+        assert!(sim.closed_by_server(c), "case {n}");
+        sim.close(c);
+        assert_eq!(sim.request(bystander, &["EXISTS", "k"]), Reply::Int(0));
+    }
+    assert_eq!(sim.stats().protocol_error_closes, 3);
+    assert_eq!(sim.stats().connected_clients, 1);
+}
+
+/// The largest request the input buffer holds exactly is served.
+#[test]
+fn request_filling_the_input_buffer_exactly_is_served() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let input = sim::default_buffers().input;
+    let arg = (input - 32..input)
+        .map(|n| "e".repeat(n))
+        .find(|arg| encode_str(&["ECHO", arg]).len() == input)
+        .unwrap();
+    let request = encode_str(&["ECHO", &arg]);
+    sim.send(c, &request);
+    assert_eq!(sim.replies(c), vec![Reply::bulk(&arg)]);
+    assert!(sim.is_open(c));
+}
