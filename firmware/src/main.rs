@@ -1,4 +1,4 @@
-//! The key-value shell's firmware. Phase 1: boards, NICs, time and the main loop, with a
+//! The key-value shell's firmware (see README.md). Phase 1: boards, NICs, time and the main loop, with a
 //! placeholder application (`app.rs`) that answers `PING`.
 //!
 //! The main loop feeds the time to the application and sleeps (`WFI`) until the application's

@@ -158,7 +158,10 @@ fn firmware_answers_ping_over_tcp() {
     client.write_all(b"PI").unwrap();
     thread::sleep(Duration::from_millis(50));
     client.write_all(b"NG\r\nping\r\nPING\r\n").unwrap();
-    assert_eq!(read_exact_reply(&mut client, 21), b"+PONG\r\n+PONG\r\n+PONG\r\n");
+    assert_eq!(
+        read_exact_reply(&mut client, 21),
+        b"+PONG\r\n+PONG\r\n+PONG\r\n"
+    );
 
     // A second client while the first stays connected, then the first again.
     let mut second = connect(port);

@@ -102,7 +102,10 @@ impl Device for Lan9118Nic {
     }
 
     fn transmit(&mut self, _: Instant) -> Option<Self::TxToken<'_>> {
-        self.chip.can_transmit(MAX_FRAME_LEN).then(|| TxToken {
+        if !self.chip.can_transmit(MAX_FRAME_LEN) {
+            return None;
+        }
+        Some(TxToken {
             chip: &mut self.chip,
             buf: &mut self.tx,
         })
