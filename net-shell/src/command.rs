@@ -36,8 +36,8 @@ pub enum After {
 pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     /// The key space.
     pub store: &'s mut Store<KEYS, BYTES>,
-    /// Server counters (for `INFO`).
-    pub stats: &'s Stats,
+    /// Server counters (for `INFO`; writes refused for lack of room count in `oom_refusals`).
+    pub stats: &'s mut Stats,
     /// Connection timeouts (for `CONFIG`).
     pub timeouts: &'s mut Timeouts,
     /// The time.
@@ -467,9 +467,11 @@ fn store_error<const K: usize, const B: usize>(
     out: &mut ReplyWriter<'_>,
     e: StoreError,
 ) -> Result<(), WriteFull> {
-    let _ = ctx;
     match e {
-        StoreError::KeysFull | StoreError::BytesFull => out.error(OOM),
+        StoreError::KeysFull | StoreError::BytesFull => {
+            ctx.stats.oom_refusals += 1;
+            out.error(OOM)
+        }
         StoreError::ValueTooLarge => {
             let mut text: heapless::String<96> = heapless::String::new();
             let _ = write!(

@@ -24,7 +24,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         }
     };
     let mut text: heapless::String<INFO_CAPACITY> = heapless::String::new();
-    let stats = ctx.stats;
+    let stats = &*ctx.stats;
     let store = &ctx.store;
     let uptime_s = ctx.clock.now / 1000;
     // A full buffer only truncates the text; it is sized for every section.

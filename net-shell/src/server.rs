@@ -597,7 +597,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     let timeouts = self.timeouts;
                     let mut ctx = Context {
                         store: self.store,
-                        stats: &self.stats,
+                        stats: &mut self.stats,
                         timeouts: &mut self.timeouts,
                         clock: Clock {
                             now,
