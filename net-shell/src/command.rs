@@ -526,7 +526,7 @@ fn set<const K: usize, const B: usize>(
     if get {
         // Check the write can succeed before replying with the old value.
         if allowed {
-            if let Some(e) = precheck(ctx, key, value, exists) {
+            if let Err(e) = ctx.store.check_set(key, value, ttl, now) {
                 store_error(ctx, out, e)?;
                 return Ok(After::Continue);
             }
@@ -545,27 +545,6 @@ fn set<const K: usize, const B: usize>(
         out.null()?;
     }
     Ok(After::Continue)
-}
-
-/// Whether `SET key value` would be refused, without changing anything.
-fn precheck<const K: usize, const B: usize>(
-    ctx: &Context<'_, K, B>,
-    key: &[u8],
-    value: &[u8],
-    exists: bool,
-) -> Option<StoreError> {
-    let store = &ctx.store;
-    if value.len() > store.max_value_len() {
-        return Some(StoreError::ValueTooLarge);
-    }
-    if !exists && store.len() >= store.key_capacity() {
-        return Some(StoreError::KeysFull);
-    }
-    // Conservative: ignores the space the old value would free.
-    if store.bytes_used() + 8 + key.len() + value.len() > store.bytes_capacity() {
-        return Some(StoreError::BytesFull);
-    }
-    None
 }
 
 fn getex<const K: usize, const B: usize>(

@@ -83,6 +83,25 @@ impl<const BYTES: usize> Pool<BYTES> {
         }
     }
 
+    /// Cuts the block at `offset` down to `len` data bytes; the rest becomes a hole when it
+    /// can hold a header, and otherwise stays with the block.
+    pub(crate) fn shrink(&mut self, offset: u32, len: usize) {
+        let at = offset as usize - HEADER;
+        let (owner, old) = self.read_header(at);
+        let old = old as usize;
+        if old < len + HEADER {
+            return;
+        }
+        self.write_header(at, owner, len as u32);
+        let hole = at + Self::cost(len);
+        let hole_len = old - len - HEADER;
+        self.write_header(hole, FREE, hole_len as u32);
+        self.used -= old - len;
+        if hole + Self::cost(hole_len) == self.top {
+            self.top = hole;
+        }
+    }
+
     /// The data capacity of the block at `offset`.
     pub(crate) fn block_len(&self, offset: u32) -> usize {
         self.read_header(offset as usize - HEADER).1 as usize
@@ -174,6 +193,40 @@ mod tests {
         assert!(pool.allocate(0, 24, &mut owners).is_some());
         assert!(pool.allocate(1, 1, &mut owners).is_none());
         assert_eq!(pool.used(), 32);
+    }
+
+    #[test]
+    fn shrunk_block_leaves_a_hole_that_compaction_reclaims() {
+        let mut pool: Pool<64> = Pool::new();
+        let mut owners = Offsets([0; 8]);
+        let a = pool.allocate(0, 20, &mut owners).unwrap();
+        owners.0[0] = a;
+        let b = pool.allocate(1, 8, &mut owners).unwrap();
+        owners.0[1] = b;
+        pool.slice_mut(b, 8).copy_from_slice(b"survivor");
+        pool.slice_mut(a, 4).copy_from_slice(b"keep");
+        pool.shrink(a, 4);
+        assert_eq!(pool.used(), 12 + 16);
+        assert_eq!(pool.block_len(a), 4);
+        // 64 - 44 = 20 bytes at the tail; 36 are free in all: compaction finds them.
+        let c = pool.allocate(2, 28, &mut owners).unwrap();
+        assert_eq!(pool.slice(owners.0[0], 4), b"keep");
+        assert_eq!(pool.slice(owners.0[1], 8), b"survivor");
+        assert_eq!(c as usize, 12 + 16 + HEADER);
+        assert_eq!(pool.used(), 64);
+    }
+
+    #[test]
+    fn shrink_keeps_slack_too_small_for_a_header() {
+        let mut pool: Pool<64> = Pool::new();
+        let mut owners = Offsets([0; 8]);
+        let a = pool.allocate(0, 10, &mut owners).unwrap();
+        pool.shrink(a, 3);
+        assert_eq!((pool.block_len(a), pool.used()), (10, 18));
+        pool.shrink(a, 2);
+        assert_eq!((pool.block_len(a), pool.used()), (2, 10));
+        // The hole was at the top: the next block goes right after.
+        assert_eq!(pool.allocate(1, 1, &mut owners), Some(18));
     }
 
     #[test]

@@ -317,6 +317,8 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                 if self.pool.block_len(entry.offset) >= needed {
                     let at = entry.offset + entry.key_len;
                     self.pool.slice_mut(at, value.len()).copy_from_slice(value);
+                    // A shorter value gives the rest of the block back.
+                    self.pool.shrink(entry.offset, needed);
                 } else {
                     let old_cost = Pool::<BYTES>::cost(self.pool.block_len(entry.offset));
                     if self.pool.used() - old_cost + Pool::<BYTES>::cost(needed) > BYTES {
@@ -342,6 +344,49 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         };
         self.apply_ttl(index, ttl);
         Ok(())
+    }
+
+    /// Whether [`set`](Self::set) with these arguments would succeed, changing nothing: the
+    /// same checks in the same order (so a caller can reply before writing, as `SET .. GET`
+    /// does).
+    ///
+    /// # Errors
+    ///
+    /// The [`StoreError`] that [`set`](Self::set) would return.
+    pub fn check_set(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        ttl: Ttl,
+        now: Tick,
+    ) -> Result<(), StoreError> {
+        if key.len() > self.max_key_len {
+            return Err(StoreError::KeyTooLong);
+        }
+        if value.len() > self.max_value_len {
+            return Err(StoreError::ValueTooLarge);
+        }
+        if matches!(ttl, Ttl::At(at) if at <= now) {
+            return Ok(()); // deletes
+        }
+        let needed = key.len() + value.len();
+        match self.find(key).and_then(|index| self.entry(index)) {
+            Some(entry) => {
+                // Overwritten in place, or its block freed first (to grow, or because the key
+                // expired) and its slot reused.
+                let cost = Pool::<BYTES>::cost;
+                let block = self.pool.block_len(entry.offset);
+                if block < needed && self.pool.used() - cost(block) + cost(needed) > BYTES {
+                    return Err(StoreError::BytesFull);
+                }
+                Ok(())
+            }
+            None if self.free == NIL && self.unused_from as usize >= KEYS => {
+                Err(StoreError::KeysFull)
+            }
+            None if !self.pool.fits(needed) => Err(StoreError::BytesFull),
+            None => Ok(()),
+        }
     }
 
     fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
@@ -580,6 +625,57 @@ mod tests {
         assert_eq!(s.deadline(b"k", 1), Some(Some(500)));
         s.set(b"k", b"x", Ttl::Persist, 2).unwrap();
         assert_eq!(s.deadline(b"k", 2), Some(None));
+    }
+
+    #[test]
+    fn shorter_value_frees_bytes() {
+        let mut s: Store<4, 64> = Store::new(16, 64);
+        s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0).unwrap(); // 8 + 17
+        s.set(b"a", b"x", Ttl::Persist, 0).unwrap();
+        assert_eq!(s.bytes_used(), 8 + 2);
+        s.set(b"b", &[7; 40], Ttl::Persist, 0).unwrap(); // 8 + 41: fits only now
+        assert_eq!(s.get(b"a", 0), Some(&b"x"[..]));
+        assert_eq!(s.get(b"b", 0), Some(&[7u8; 40][..]));
+    }
+
+    /// `check_set` answers what `set` then does, over a seeded random workload on a tiny
+    /// store that is often full of keys, of bytes, or holds expired keys.
+    #[test]
+    fn check_set_predicts_set() {
+        let mut s: Store<4, 96> = Store::new(6, 40);
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut now = 0;
+        for _ in 0..20_000 {
+            now += next(3);
+            let key = [b'k', b'0' + next(6) as u8, b'x'];
+            let key = &key[..1 + next(3) as usize];
+            let value = [b'v'; 48];
+            let value = &value[..next(48) as usize];
+            let ttl = match next(4) {
+                0 => Ttl::Keep,
+                1 => Ttl::At(now + next(20)),
+                _ => Ttl::Persist,
+            };
+            if next(5) == 0 {
+                let _ = s.expire(now, 2);
+            }
+            let predicted = s.check_set(key, value, ttl, now);
+            assert_eq!(
+                predicted,
+                s.set(key, value, ttl, now),
+                "{key:?} {}",
+                value.len()
+            );
+            if next(4) == 0 {
+                s.delete(key, now);
+            }
+        }
     }
 
     #[test]
