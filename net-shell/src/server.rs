@@ -148,8 +148,8 @@ pub enum SetupError {
         /// Bytes needed.
         needed: usize,
     },
-    /// Values this large could not be sent back: the input buffer must exceed the store's
-    /// `max_value_len`.
+    /// The input buffer cannot hold the longest `SET` (the store's longest key and value,
+    /// with `NX GET PXAT <time>`), so some values could be refused as a protocol error.
     InputBufferTooSmall {
         /// Bytes needed.
         needed: usize,
@@ -212,6 +212,31 @@ struct DhcpState {
     leased: bool,
 }
 
+/// The length of `SET <key> <value> NX GET PXAT -9223372036854775808` as a multibulk request,
+/// for the longest key and value: the longest request the input buffer must hold.
+const fn longest_set_request(max_key: usize, max_value: usize) -> usize {
+    const fn digits(mut n: usize) -> usize {
+        let mut count = 1;
+        while n >= 10 {
+            n /= 10;
+            count += 1;
+        }
+        count
+    }
+    // `$<len>\r\n<bytes>\r\n`
+    const fn bulk(len: usize) -> usize {
+        1 + digits(len) + 2 + len + 2
+    }
+    "*7\r\n".len()
+        + bulk("SET".len())
+        + bulk(max_key)
+        + bulk(max_value)
+        + bulk("NX".len())
+        + bulk("GET".len())
+        + bulk("PXAT".len())
+        + bulk("-9223372036854775808".len())
+}
+
 fn instant(now: Tick) -> Instant {
     Instant::from_millis(now.min(i64::MAX as u64) as i64)
 }
@@ -249,10 +274,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 needed: sizes.reply(),
             });
         }
-        if sizes.input <= store.max_value_len() + REPLY_SLACK {
-            return Err(SetupError::InputBufferTooSmall {
-                needed: store.max_value_len() + REPLY_SLACK + 1,
-            });
+        let longest = longest_set_request(store.max_key_len(), store.max_value_len());
+        if sizes.input < longest {
+            return Err(SetupError::InputBufferTooSmall { needed: longest });
         }
 
         let mut iface_config =

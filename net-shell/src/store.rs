@@ -178,6 +178,11 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         self.pool.capacity()
     }
 
+    /// The longest key accepted.
+    pub const fn max_key_len(&self) -> usize {
+        self.max_key_len
+    }
+
     /// The largest value accepted.
     pub const fn max_value_len(&self) -> usize {
         self.max_value_len
