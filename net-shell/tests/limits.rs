@@ -1,0 +1,390 @@
+//! Fixed capacities over the simulated network: a store full of keys or of bytes, values and
+//! keys over their limits, client slots, and the setup checks that keep every accepted
+//! configuration able to serve its largest command.
+
+mod sim;
+
+use net_shell::store::Store;
+use net_shell::{SetupError, Timeouts};
+use sim::{Reply, Sim};
+
+const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+fn info_field(info: &str, name: &str) -> u64 {
+    let prefix = format!("{name}:");
+    info.split("\r\n")
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("INFO has no {name}: {info}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn store_full_of_keys_refuses_new_keys_and_keeps_every_key() {
+    let mut sim: Sim<4, 8, 65536> = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    for i in 0..8 {
+        let (key, value) = (format!("k{i}"), format!("v{i}"));
+        assert_eq!(sim.request(c, &["SET", &key, &value]), Reply::ok());
+    }
+    for args in [
+        &["SET", "new", "v"][..],
+        &["SET", "new", "v", "EX", "10"],
+        &["SET", "new", "v", "GET"],
+        &["SET", "new", "v", "NX"],
+        &["SETEX", "new", "10", "v"],
+        &["PSETEX", "new", "10", "v"],
+        &["INCR", "new"],
+        &["DECRBY", "new", "5"],
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(OOM), "{args:?}");
+    }
+    assert_eq!(sim.request(c, &["EXISTS", "new"]), int(0));
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(8));
+    for i in 0..8 {
+        let (key, value) = (format!("k{i}"), format!("v{i}"));
+        assert_eq!(sim.request(c, &["GET", &key]), Reply::bulk(&value));
+    }
+    // Existing keys can still be written.
+    assert_eq!(
+        sim.request(c, &["SET", "k0", "changed", "EX", "100"]),
+        Reply::ok()
+    );
+    assert_eq!(sim.request(c, &["SET", "k1", "5"]), Reply::ok());
+    assert_eq!(sim.request(c, &["INCR", "k1"]), int(6));
+    assert_eq!(
+        sim.request(c, &["SET", "k2", "x", "GET"]),
+        Reply::bulk("v2")
+    );
+    let info = sim.request(c, &["INFO", "stats"]).text();
+    assert_eq!(info_field(&info, "oom_refusals"), 8, "{info}");
+    assert_eq!(sim.stats().oom_refusals, 8);
+    // A freed key makes room.
+    assert_eq!(sim.request(c, &["DEL", "k7"]), int(1));
+    assert_eq!(sim.request(c, &["SET", "new", "v"]), Reply::ok());
+    // So does a key that expires, once the timer removed it.
+    assert_eq!(sim.request(c, &["PEXPIRE", "k6", "10"]), int(1));
+    sim.advance(10);
+    assert_eq!(sim.request(c, &["SET", "newer", "v"]), Reply::ok());
+}
+
+/// Values of 1020 bytes in a 4096-byte pool, with a filler that leaves 3 bytes free.
+fn full_of_bytes() -> (Sim<4, 256, 4096>, sim::Client) {
+    let mut sim: Sim<4, 256, 4096> = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    for i in 0..3 {
+        let value = char::from(b'a' + i).to_string().repeat(1020);
+        assert_eq!(
+            sim.request(c, &["SET", &format!("k{i}"), &value]),
+            Reply::ok()
+        );
+    }
+    assert_eq!(sim.request(c, &["SET", "f", &"f".repeat(994)]), Reply::ok());
+    assert_eq!(sim.server.store().bytes_used(), 4093);
+    (sim, c)
+}
+
+#[test]
+fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
+    let (mut sim, c) = full_of_bytes();
+    for args in [
+        &["SET", "z", "1"][..],
+        &["SET", "k0", &"A".repeat(1024)],
+        &["SET", "k0", &"A".repeat(1024), "GET"],
+        &["INCR", "counter"],
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(OOM), "{:?}", &args[..2]);
+    }
+    for i in 0..3u8 {
+        let value = char::from(b'a' + i).to_string().repeat(1020);
+        assert_eq!(
+            sim.request(c, &["GET", &format!("k{i}")]),
+            Reply::bulk(&value)
+        );
+    }
+    assert_eq!(sim.request(c, &["GET", "f"]), Reply::bulk(&"f".repeat(994)));
+    assert_eq!(sim.server.store().bytes_used(), 4093);
+    let info = sim.request(c, &["INFO", "memory"]).text();
+    assert_eq!(info_field(&info, "used_memory"), 4093);
+    assert_eq!(info_field(&info, "maxmemory"), 4096);
+}
+
+/// Overwriting with a value of the same size needs no new bytes, even with GET.
+#[test]
+fn full_store_overwrites_in_place_with_and_without_get() {
+    let (mut sim, c) = full_of_bytes();
+    let b = "B".repeat(1020);
+    assert_eq!(sim.request(c, &["SET", "k1", &b]), Reply::ok());
+    let c2 = "C".repeat(1020);
+    assert_eq!(sim.request(c, &["SET", "k1", &c2, "GET"]), Reply::bulk(&b));
+    assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk(&c2));
+    assert_eq!(sim.server.store().bytes_used(), 4093);
+}
+
+/// A shorter value gives its bytes back: what was refused for lack of room then fits.
+#[test]
+fn overwriting_with_a_shorter_value_frees_bytes() {
+    let (mut sim, c) = full_of_bytes();
+    assert_eq!(
+        sim.request(c, &["SET", "z", &"z".repeat(900)]),
+        Reply::error(OOM)
+    );
+    assert_eq!(sim.request(c, &["SET", "k1", "short"]), Reply::ok());
+    assert!(
+        sim.server.store().bytes_used() <= 4093 - 1015 + 8,
+        "used {}",
+        sim.server.store().bytes_used()
+    );
+    assert_eq!(sim.request(c, &["SET", "z", &"z".repeat(900)]), Reply::ok());
+    assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk("short"));
+    assert_eq!(
+        sim.request(c, &["GET", "k0"]),
+        Reply::bulk(&"a".repeat(1020))
+    );
+    assert_eq!(sim.request(c, &["GET", "z"]), Reply::bulk(&"z".repeat(900)));
+    // Counters that shrink and grow keep working in a full pool.
+    assert_eq!(sim.request(c, &["SET", "f", "-100"]), Reply::ok());
+    for n in -99..=10 {
+        assert_eq!(sim.request(c, &["INCR", "f"]), int(n));
+    }
+}
+
+#[test]
+fn value_or_key_over_the_limit_refused_with_clear_error() {
+    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    let too_big = "v".repeat(sim::MAX_VALUE + 1);
+    let expected = format!("ERR value is too large (max {} bytes)", sim::MAX_VALUE);
+    assert_eq!(
+        sim.request(c, &["SET", "k", &too_big]),
+        Reply::Error(expected.clone())
+    );
+    assert_eq!(sim.request(c, &["EXISTS", "k"]), int(0));
+    assert_eq!(sim.request(c, &["SET", "k", "small"]), Reply::ok());
+    assert_eq!(
+        sim.request(c, &["SET", "k", &too_big, "GET"]),
+        Reply::Error(expected.clone())
+    );
+    assert_eq!(
+        sim.request(c, &["SETEX", "k", "10", &too_big]),
+        Reply::Error(expected)
+    );
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("small"));
+    assert_eq!(sim.request(c, &["TTL", "k"]), int(-1));
+    let exact = "v".repeat(sim::MAX_VALUE);
+    assert_eq!(sim.request(c, &["SET", "k", &exact]), Reply::ok());
+    assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk(&exact));
+
+    let long_key = "k".repeat(sim::MAX_KEY + 1);
+    assert_eq!(
+        sim.request(c, &["SET", &long_key, "v"]),
+        Reply::error("ERR key is too long")
+    );
+    let key = "k".repeat(sim::MAX_KEY);
+    assert_eq!(sim.request(c, &["SET", &key, "v"]), Reply::ok());
+    assert!(sim.is_open(c));
+    assert_eq!(sim.stats().oom_refusals, 0);
+}
+
+/// With 4 sockets, 3 clients are served; the 4th is told and closed, and counted.
+#[test]
+fn max_clients_served_and_the_next_refused() {
+    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
+    let refused = sim.connect();
+    sim.send(refused, &sim::encode_str(&["SET", "refused", "1"]));
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    assert!(sim.closed_by_server(refused));
+    sim.close(refused);
+    let stats = sim.stats();
+    assert_eq!(stats.rejected_connections, 1);
+    assert_eq!(stats.connected_clients, 3);
+    let info = sim.request(clients[0], &["INFO"]).text();
+    assert_eq!(info_field(&info, "rejected_connections"), 1);
+    assert_eq!(info_field(&info, "connected_clients"), 3);
+    assert_eq!(sim.request(clients[1], &["EXISTS", "refused"]), int(0));
+    for &c in &clients {
+        assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    }
+    // The refusing socket listens again and refuses the next one too.
+    let again = sim.connect();
+    assert_eq!(
+        sim.replies(again),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    sim.close(again);
+    assert_eq!(sim.stats().rejected_connections, 2);
+    // One leaves: the next is served.
+    sim.close(clients[2]);
+    let next = sim.connect_ready();
+    assert_eq!(sim.request(next, &["DBSIZE"]), int(0));
+    assert_eq!(sim.stats().connected_clients, 3);
+    assert_eq!(sim.stats().rejected_connections, 2);
+}
+
+/// A refused client that never closes is aborted after close_ms, freeing the refusing socket.
+#[test]
+fn refused_client_that_stays_is_aborted() {
+    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let served = sim.connect_ready();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    let start = sim.now;
+    let close_ms = Timeouts::DEFAULT.close_ms;
+    sim.run_until(start + close_ms);
+    assert_eq!(sim.state(refused), smoltcp::socket::tcp::State::Closed);
+    assert_eq!(sim.stats().aborted_closes, 1);
+    let again = sim.connect();
+    assert_eq!(
+        sim.replies(again),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    assert_eq!(sim.request(served, &["PING"]), Reply::simple("PONG"));
+}
+
+fn with_input(input: usize) -> Result<Sim<2, 16, 65536>, SetupError> {
+    let mut config = sim::config(Timeouts::DEFAULT);
+    config.buffers.input = input;
+    config.buffers.tx = config.buffers.reply().max(config.buffers.tx);
+    Sim::try_with(config, sim::store())
+}
+
+/// The smallest input buffer `Server::new` accepts holds the longest SET: longest key,
+/// longest value, every option.
+#[test]
+fn smallest_accepted_input_buffer_holds_the_longest_set() {
+    let Err(SetupError::InputBufferTooSmall { needed }) = with_input(sim::MAX_VALUE) else {
+        panic!("an input buffer the size of the largest value was accepted");
+    };
+    assert!(matches!(
+        with_input(needed - 1),
+        Err(SetupError::InputBufferTooSmall { .. })
+    ));
+    let mut sim = with_input(needed).expect("the input buffer it asked for");
+    let c = sim.connect_ready();
+    let key = "k".repeat(sim::MAX_KEY);
+    let value = "v".repeat(sim::MAX_VALUE);
+    let longest = [
+        "SET",
+        &key,
+        &value,
+        "NX",
+        "GET",
+        "PX",
+        "-9223372036854775808",
+    ];
+    assert_eq!(
+        sim.request(c, &longest),
+        Reply::error("ERR invalid expire time in 'set' command"),
+        "input buffer {needed}"
+    );
+    let now = sim.now;
+    sim.server.set_unix_time(now, 1_700_000_000_000);
+    let set = [
+        "SET",
+        &key,
+        &value,
+        "XX",
+        "GET",
+        "PXAT",
+        "9223372036854775807",
+    ];
+    assert_eq!(sim.request(c, &set), Reply::Nil);
+    let set = [
+        "SET",
+        &key,
+        &value,
+        "NX",
+        "GET",
+        "PX",
+        "9223372036854770000",
+    ];
+    assert_eq!(sim.request(c, &set), Reply::Nil);
+    assert_eq!(sim.request(c, &["GET", &key]), Reply::bulk(&value));
+    assert!(sim.is_open(c));
+}
+
+#[test]
+fn setup_refuses_what_cannot_work() {
+    let config = sim::config(Timeouts::DEFAULT);
+    let sizes = config.buffers;
+    let mut link = sim::link().0;
+    let mut store: Store<16, 4096> = Store::new(sim::MAX_KEY, sim::MAX_VALUE);
+
+    let mut slots: Vec<_> = (0..4)
+        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
+        .collect();
+    let mut buffer = vec![0u8; sizes.bytes_needed(4)];
+    let result = net_shell::Server::<4, 16, 4096>::new(
+        config,
+        &mut store,
+        &mut slots[..],
+        &mut buffer[..],
+        &mut link,
+        0,
+    );
+    assert!(matches!(
+        result.err(),
+        Some(SetupError::TooFewSocketSlots { needed: 5 })
+    ));
+
+    let mut slots: Vec<_> = (0..5)
+        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
+        .collect();
+    let mut buffer = vec![0u8; sizes.bytes_needed(4) - 1];
+    let result = net_shell::Server::<4, 16, 4096>::new(
+        config,
+        &mut store,
+        &mut slots[..],
+        &mut buffer[..],
+        &mut link,
+        0,
+    );
+    assert!(matches!(
+        result.err(),
+        Some(SetupError::BufferTooSmall { needed }) if needed == sizes.bytes_needed(4)
+    ));
+
+    let mut small_tx = config;
+    small_tx.buffers.tx = sizes.reply() - 1;
+    let mut slots: Vec<_> = (0..5)
+        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
+        .collect();
+    let mut buffer = vec![0u8; small_tx.buffers.bytes_needed(4)];
+    let result = net_shell::Server::<4, 16, 4096>::new(
+        small_tx,
+        &mut store,
+        &mut slots[..],
+        &mut buffer[..],
+        &mut link,
+        0,
+    );
+    assert!(matches!(
+        result.err(),
+        Some(SetupError::SendBufferTooSmall { .. })
+    ));
+
+    let mut slots: Vec<_> = (0..2)
+        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
+        .collect();
+    let mut buffer = vec![0u8; sizes.bytes_needed(1)];
+    let result = net_shell::Server::<1, 16, 4096>::new(
+        config,
+        &mut store,
+        &mut slots[..],
+        &mut buffer[..],
+        &mut link,
+        0,
+    );
+    assert!(matches!(result.err(), Some(SetupError::TooFewConnections)));
+}
