@@ -118,12 +118,22 @@ impl PingScan {
     }
 }
 
+/// DHCP client state: the socket, and when the fallback applies (`None`: leased, or the
+/// fallback is in use).
+struct Dhcp {
+    handle: SocketHandle,
+    fallback: StaticV4,
+    fallback_after_ms: u64,
+    fallback_at: Option<u64>,
+    leased: bool,
+}
+
 /// The placeholder application.
 pub struct App {
     iface: Interface,
     sockets: SocketSet<'static>,
     listeners: [(SocketHandle, PingScan); SOCKETS],
-    dhcp: Option<(SocketHandle, u64, StaticV4)>,
+    dhcp: Option<Dhcp>,
     port: u16,
     activity: bool,
 }
@@ -169,10 +179,13 @@ impl App {
             Addressing::Dhcp {
                 fallback,
                 fallback_after_ms,
-            } => {
-                let handle = sockets.add(dhcpv4::Socket::new());
-                Some((handle, now_ms.saturating_add(fallback_after_ms), fallback))
-            }
+            } => Some(Dhcp {
+                handle: sockets.add(dhcpv4::Socket::new()),
+                fallback,
+                fallback_after_ms,
+                fallback_at: Some(now_ms.saturating_add(fallback_after_ms)),
+                leased: false,
+            }),
         };
 
         Self {
@@ -229,8 +242,8 @@ impl App {
 
     /// Applies DHCP events and the fallback; returns the fallback's deadline while it is due.
     fn poll_dhcp(&mut self, now_ms: u64) -> Option<u64> {
-        let (handle, fallback_at, fallback) = self.dhcp.as_mut()?;
-        match self.sockets.get_mut::<dhcpv4::Socket>(*handle).poll() {
+        let dhcp = self.dhcp.as_mut()?;
+        match self.sockets.get_mut::<dhcpv4::Socket>(dhcp.handle).poll() {
             Some(dhcpv4::Event::Configured(lease)) => {
                 defmt::info!("DHCP lease {}", lease.address);
                 apply(
@@ -240,25 +253,26 @@ impl App {
                         gateway: lease.router,
                     }),
                 );
-                *fallback_at = u64::MAX;
+                dhcp.leased = true;
+                dhcp.fallback_at = None;
             }
-            Some(dhcpv4::Event::Deconfigured) => {
+            // Also reported once at start, before any lease: only a lost lease matters.
+            Some(dhcpv4::Event::Deconfigured) if dhcp.leased => {
                 defmt::warn!("DHCP lease lost");
                 apply(&mut self.iface, None);
-                *fallback_at = now_ms;
+                dhcp.leased = false;
+                dhcp.fallback_at = Some(now_ms.saturating_add(dhcp.fallback_after_ms));
             }
-            None => {}
+            Some(dhcpv4::Event::Deconfigured) | None => {}
         }
-        if *fallback_at == u64::MAX {
-            return None;
+        let at = dhcp.fallback_at?;
+        if now_ms < at {
+            return Some(at);
         }
-        if now_ms >= *fallback_at {
-            defmt::warn!("no DHCP lease: using {}", fallback.address);
-            apply(&mut self.iface, Some(*fallback));
-            *fallback_at = u64::MAX;
-            return None;
-        }
-        Some(*fallback_at)
+        defmt::warn!("no DHCP lease: using {}", dhcp.fallback.address);
+        apply(&mut self.iface, Some(dhcp.fallback));
+        dhcp.fallback_at = None;
+        None
     }
 }
 

@@ -1,5 +1,5 @@
-//! The key-value shell's firmware (see README.md). Phase 1: boards, NICs, time and the main loop, with a
-//! placeholder application (`app.rs`) that answers `PING`.
+//! The key-value shell's firmware (see README.md). Phase 1: boards, NICs, time and the main
+//! loop, with a placeholder application (`app.rs`) that answers `PING`.
 //!
 //! The main loop feeds the time to the application and sleeps (`WFI`) until the application's
 //! next deadline or a NIC event: no busy polling.
@@ -38,18 +38,18 @@ fn main() -> ! {
     } = board::init();
     let mut led = StatusLed::new(led);
     let mut app = app::App::new(app_config, APP_STORAGE.take(), &mut nic, now_ms());
-    let mut announced = false;
+    let mut announced = None;
 
     loop {
         let now = now_ms();
         let app_next = app.poll(now, &mut nic);
-        if !announced {
-            if let Some(endpoint) = app.listen_endpoint() {
-                let mut line = Line::new();
-                let _ = write!(line, "net-shell ready on {endpoint}");
-                board::report_ready(line.as_str());
-                announced = true;
-            }
+        // Once listening, and again whenever the address changes (a DHCP lease after the
+        // fallback, a new lease).
+        if let Some(endpoint) = app.listen_endpoint().filter(|e| Some(*e) != announced) {
+            let mut line = Line::new();
+            let _ = write!(line, "net-shell ready on {endpoint}");
+            board::report_ready(line.as_str());
+            announced = Some(endpoint);
         }
         if app.take_activity() {
             led.flash(now);
