@@ -488,9 +488,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 dhcp.leased = true;
             }
             Some(dhcpv4::Event::Deconfigured) => {
-                apply_address(&mut self.iface, None);
-                dhcp.leased = false;
-                dhcp.fallback_at = now;
+                // smoltcp also reports this once at start; only a lost lease (not the wait
+                // for the first one) falls back at once.
+                if dhcp.leased {
+                    apply_address(&mut self.iface, None);
+                    dhcp.leased = false;
+                    dhcp.fallback_at = now;
+                }
             }
             None => {}
         }
