@@ -237,8 +237,13 @@ const fn longest_set_request(max_key: usize, max_value: usize) -> usize {
         + bulk("-9223372036854775808".len())
 }
 
+/// The latest time handed to smoltcp: its `Instant` counts microseconds in an `i64` and adds
+/// timer durations (up to DHCP lease times) to it, so stay well inside that range (about
+/// 146,000 years). Later ticks stop the network clock there; our own timers keep the tick.
+const MAX_INSTANT_MS: Tick = (i64::MAX / 1000 / 2) as Tick;
+
 fn instant(now: Tick) -> Instant {
-    Instant::from_millis(now.min(i64::MAX as u64) as i64)
+    Instant::from_millis(now.min(MAX_INSTANT_MS) as i64)
 }
 
 impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
