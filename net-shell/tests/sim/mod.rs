@@ -170,10 +170,13 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
 
     /// A server built from `config` over `store`, at time 0, polled once.
     pub fn with(config: ServerConfig, store: &'static mut Store<K, B>) -> Self {
-        Self::try_with(config, store).expect("server setup")
+        let sim = Self::try_with(config, store).expect("server setup");
+        assert!(sim.server.is_listening());
+        sim
     }
 
-    /// Like [`with`](Self::with), handing back the setup error.
+    /// Like [`with`](Self::with), handing back the setup error, and not requiring the server
+    /// to listen yet (DHCP).
     pub fn try_with(
         config: ServerConfig,
         store: &'static mut Store<K, B>,
@@ -209,7 +212,6 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             server_polls: 0,
         };
         sim.settle();
-        assert!(sim.server.is_listening());
         Ok(sim)
     }
 

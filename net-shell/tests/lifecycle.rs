@@ -1,0 +1,110 @@
+//! The server's life over the simulated network: address by DHCP fallback, many clients coming
+//! and going, graceful shutdown, and a clock far in the future.
+
+mod sim;
+
+use net_shell::smoltcp::wire::Ipv4Cidr;
+use net_shell::{IpSetup, Timeouts};
+use sim::{Reply, Sim};
+
+type Small = Sim<4, 256, 65536>;
+
+/// No DHCP server on the link: the fallback address is taken at `fallback_after_ms`, not
+/// before, and then clients are served.
+#[test]
+fn dhcp_without_server_falls_back_to_static_address_on_time() {
+    let mut config = sim::config(Timeouts::DEFAULT);
+    config.ip = IpSetup::Dhcp {
+        fallback: Some((Ipv4Cidr::new(sim::SERVER_IP, 24), None)),
+        fallback_after_ms: 3_000,
+    };
+    let mut sim: Small = Sim::try_with(config, sim::store()).unwrap();
+    assert!(!sim.server.is_listening());
+    sim.run_until(2_999);
+    assert_eq!(sim.server.ipv4_address(), None);
+    sim.run_until(3_000);
+    assert_eq!(
+        sim.server.ipv4_address(),
+        Some(Ipv4Cidr::new(sim::SERVER_IP, 24))
+    );
+    assert!(sim.server.is_listening());
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["SET", "k", "v"]), Reply::ok());
+}
+
+/// Hundreds of clients one after another, some leaving politely, some resetting, some by
+/// QUIT, a few at a time: every slot comes back, every counter adds up.
+#[test]
+fn client_churn_leaks_no_slot() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    for round in 0..100u64 {
+        let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
+        for (i, &c) in clients.iter().enumerate() {
+            let key = format!("k{round}-{i}");
+            assert_eq!(sim.request(c, &["SET", &key, "v", "PX", "50"]), Reply::ok());
+        }
+        assert_eq!(sim.stats().connected_clients, 3);
+        match round % 3 {
+            0 => clients.iter().for_each(|&c| sim.close(c)),
+            1 => clients.iter().for_each(|&c| sim.abort(c)),
+            _ => {
+                for &c in &clients {
+                    assert_eq!(sim.request(c, &["QUIT"]), Reply::ok());
+                    sim.close(c);
+                }
+            }
+        }
+        assert_eq!(sim.stats().connected_clients, 0, "round {round}");
+        sim.advance(10);
+    }
+    sim.advance(50);
+    let stats = sim.stats();
+    assert_eq!(stats.total_connections_received, 300);
+    assert_eq!(stats.rejected_connections, 0);
+    assert_eq!(sim.server.open_connections(), 0);
+    assert_eq!(sim.server.store().len(), 0);
+    assert_eq!(sim.server.store().expired_keys(), 300);
+}
+
+/// Shutdown closes every connection after the replies already queued, stops accepting, and
+/// ends with no open connection.
+#[test]
+fn shutdown_closes_after_queued_replies_and_stops_accepting() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let a = sim.connect_ready();
+    let b = sim.connect_ready();
+    sim.queue(a, &sim::encode_str(&["PING", "last words"]));
+    sim.poll_client();
+    let now = sim.now;
+    sim.poll_server();
+    sim.server.shutdown(now);
+    sim.settle();
+    assert_eq!(sim.replies(a), vec![Reply::bulk("last words")]);
+    assert!(sim.closed_by_server(a));
+    assert!(sim.closed_by_server(b));
+    sim.close(a);
+    sim.close(b);
+    assert_eq!(sim.server.open_connections(), 0);
+    assert!(!sim.server.is_listening());
+    // A new client is turned away.
+    let late = sim.connect();
+    assert_ne!(sim.state(late), smoltcp::socket::tcp::State::Established);
+    sim.advance(5_000);
+    assert!(sim.replies(late).is_empty());
+    assert_eq!(sim.server.open_connections(), 0);
+}
+
+/// A clock that reads hundreds of millennia (or garbage near u64::MAX) makes the server expire
+/// keys and close idle connections, not panic.
+#[test]
+fn clock_far_in_the_future_does_not_panic() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(c, &["SET", "v", "1", "EX", "10"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "p", "1"]), Reply::ok());
+    for at in [1u64 << 53, u64::MAX / 2, u64::MAX - 1, u64::MAX] {
+        sim.poll_server_at(at);
+    }
+    assert_eq!(sim.server.store().len(), 1);
+    assert_eq!(sim.stats().idle_timeout_closes, 1);
+}
