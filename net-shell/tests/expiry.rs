@@ -90,13 +90,13 @@ fn volatile_keys_removed_by_timer_at_deadline_without_access() {
             "key {i} (ttl {ttl}) removed before its deadline"
         );
         assert_eq!(sim.server.store().expired_keys(), i as u64);
-        sim.run_until(deadline);
         remaining -= 1;
         assert_eq!(
-            sim.server.store().len(),
-            remaining,
-            "key {i} (ttl {ttl}) not removed at its deadline {deadline}"
+            sim.run_until_store_len(remaining, deadline + 100_000),
+            Some(deadline),
+            "key {i} (ttl {ttl}) not removed at its deadline"
         );
+        assert_eq!(sim.server.store().len(), remaining);
         assert_eq!(sim.server.store().expired_keys(), i as u64 + 1);
     }
     assert_eq!(sim.request(c, &["DBSIZE"]), int(1));
@@ -598,4 +598,127 @@ fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
         assert_eq!(sim.server.store().len(), 0);
         assert_eq!(sim.server.store().expired_keys(), 20_000);
     });
+}
+
+/// A seeded random mix of writes, reads, TTL changes and waits on 24 keys, checked against a
+/// plain map after every step: values, PTTLs, the key count (keys are removed by the timer at
+/// their deadline, not later) and `expired_keys`.
+#[test]
+fn random_workload_matches_a_model() {
+    use std::collections::BTreeMap;
+
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "timeout", "0"]),
+        Reply::ok()
+    );
+    // key -> (value, deadline)
+    let mut model: BTreeMap<String, (String, Option<u64>)> = BTreeMap::new();
+    let mut expired = 0u64;
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for step in 0..3_000 {
+        let now = sim.now;
+        let key = format!("key{}", next(24));
+        let live = model.get(&key).cloned();
+        let context = format!("step {step} at t={now}: {key} = {live:?}");
+        match next(10) {
+            0 | 1 => {
+                let value = format!("v{}", next(1000));
+                let ttl = next(5000) + 1;
+                let ttl_text = ttl.to_string();
+                let (args, deadline) = match next(3) {
+                    0 => (vec!["SET", &key, &value], None),
+                    1 => (vec!["SET", &key, &value, "PX", &ttl_text], Some(now + ttl)),
+                    _ => (
+                        vec!["SET", &key, &value, "KEEPTTL"],
+                        live.as_ref().and_then(|(_, at)| *at),
+                    ),
+                };
+                assert_eq!(sim.request(c, &args), Reply::ok(), "{context}");
+                model.insert(key, (value, deadline));
+            }
+            2 => {
+                let expected = live.map_or(Reply::Nil, |(v, _)| Reply::bulk(&v));
+                assert_eq!(sim.request(c, &["GET", &key]), expected, "{context}");
+            }
+            3 => {
+                let expected = match live {
+                    None => -2,
+                    Some((_, None)) => -1,
+                    Some((_, Some(at))) => (at - now) as i64,
+                };
+                assert_eq!(sim.request(c, &["PTTL", &key]), int(expected), "{context}");
+            }
+            4 => {
+                let ttl = next(3000) + 1;
+                let reply = sim.request(c, &["PEXPIRE", &key, &ttl.to_string()]);
+                assert_eq!(reply, int(i64::from(live.is_some())), "{context}");
+                if let Some(entry) = model.get_mut(&key) {
+                    entry.1 = Some(now + ttl);
+                }
+            }
+            5 => {
+                let had_ttl = live.as_ref().is_some_and(|(_, at)| at.is_some());
+                let reply = sim.request(c, &["PERSIST", &key]);
+                assert_eq!(reply, int(i64::from(had_ttl)), "{context}");
+                if let Some(entry) = model.get_mut(&key) {
+                    entry.1 = None;
+                }
+            }
+            6 => {
+                let reply = sim.request(c, &["DEL", &key]);
+                assert_eq!(reply, int(i64::from(live.is_some())), "{context}");
+                model.remove(&key);
+            }
+            7 => {
+                let reply = sim.request(c, &["INCR", &key]);
+                match live.as_ref().map(|(v, at)| (v.parse::<i64>(), *at)) {
+                    Some((Err(_), _)) => assert_eq!(
+                        reply,
+                        Reply::error("ERR value is not an integer or out of range"),
+                        "{context}"
+                    ),
+                    Some((Ok(n), at)) => {
+                        assert_eq!(reply, int(n + 1), "{context}");
+                        model.insert(key, ((n + 1).to_string(), at));
+                    }
+                    None => {
+                        assert_eq!(reply, int(1), "{context}");
+                        model.insert(key, ("1".into(), None));
+                    }
+                }
+            }
+            _ => {
+                let wait = if next(20) == 0 {
+                    next(20_000)
+                } else {
+                    next(300)
+                };
+                sim.advance(wait);
+                let now = sim.now;
+                let live = model
+                    .values()
+                    .filter(|(_, at)| at.is_none_or(|at| at > now))
+                    .count();
+                assert_eq!(
+                    sim.server.store().len(),
+                    live,
+                    "step {step} at t={now}: a key due was not removed, or one was removed early"
+                );
+            }
+        }
+        let now = sim.now;
+        let before = model.len();
+        model.retain(|_, (_, deadline)| deadline.is_none_or(|at| at > now));
+        expired += (before - model.len()) as u64;
+        assert_eq!(sim.server.store().expired_keys(), expired, "step {step}");
+    }
+    assert!(sim.now > 100_000, "the run covered {} ms", sim.now);
 }

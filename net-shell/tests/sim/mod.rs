@@ -498,11 +498,16 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         self.settle();
     }
 
-    /// Runs until the server closes `client`, at most until `limit`; returns the time it was
-    /// seen closed.
-    pub fn run_until_closed(&mut self, client: Client, limit: u64) -> Option<u64> {
+    /// Runs until `condition` holds, at most until `limit`; returns the time it was first seen
+    /// to hold. Time only stops where either side reported a deadline (or at `limit`), so an
+    /// action at a deadline the server did not report shows up late.
+    pub fn run_until_true(
+        &mut self,
+        limit: u64,
+        mut condition: impl FnMut(&mut Self) -> bool,
+    ) -> Option<u64> {
         loop {
-            if self.closed_by_server(client) {
+            if condition(self) {
                 return Some(self.now);
             }
             if self.now >= limit {
@@ -510,6 +515,17 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             }
             self.step(limit);
         }
+    }
+
+    /// Runs until the server closes `client` (see [`run_until_true`](Self::run_until_true)).
+    pub fn run_until_closed(&mut self, client: Client, limit: u64) -> Option<u64> {
+        self.run_until_true(limit, |sim| sim.closed_by_server(client))
+    }
+
+    /// Runs until the store holds at most `len` keys (see
+    /// [`run_until_true`](Self::run_until_true)).
+    pub fn run_until_store_len(&mut self, len: usize, limit: u64) -> Option<u64> {
+        self.run_until_true(limit, |sim| sim.server.store().len() <= len)
     }
 
     /// Server counters.
