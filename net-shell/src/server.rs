@@ -492,16 +492,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 apply_address(&mut self.iface, Some((lease.address, lease.router)));
                 dhcp.leased = true;
             }
-            Some(dhcpv4::Event::Deconfigured) => {
-                // smoltcp also reports this once at start; only a lost lease (not the wait
-                // for the first one) falls back at once.
-                if dhcp.leased {
-                    apply_address(&mut self.iface, None);
-                    dhcp.leased = false;
-                    dhcp.fallback_at = now;
-                }
+            // smoltcp also reports Deconfigured once at start; only a lost lease (not the wait
+            // for the first one) falls back at once.
+            Some(dhcpv4::Event::Deconfigured) if dhcp.leased => {
+                apply_address(&mut self.iface, None);
+                dhcp.leased = false;
+                dhcp.fallback_at = now;
             }
-            None => {}
+            Some(dhcpv4::Event::Deconfigured) | None => {}
         }
         if !dhcp.leased && now >= dhcp.fallback_at {
             if let Some(fallback) = dhcp.fallback.take() {
