@@ -552,7 +552,6 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
 
     fn accept(&mut self, index: usize, now: Tick) {
         let served = self.conns.iter().filter(|c| c.counted).count();
-        self.stats.total_connections_received += 1;
         if served >= CONNS - 1 || self.shutting_down {
             self.stats.rejected_connections += 1;
             let handle = self.conns[index].socket;
@@ -564,6 +563,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             self.begin_close(index, now);
             return;
         }
+        // Like Redis, count only the connections accepted, not those refused.
+        self.stats.total_connections_received += 1;
         let conn = &mut self.conns[index];
         conn.phase = Phase::Open;
         conn.counted = true;

@@ -209,6 +209,8 @@ fn max_clients_served_and_the_next_refused() {
     let info = sim.request(clients[0], &["INFO"]).text();
     assert_eq!(info_field(&info, "rejected_connections"), 1);
     assert_eq!(info_field(&info, "connected_clients"), 3);
+    // As in Redis, a refused connection was not received.
+    assert_eq!(info_field(&info, "total_connections_received"), 3);
     assert_eq!(sim.request(clients[1], &["EXISTS", "refused"]), int(0));
     for &c in &clients {
         assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
@@ -227,6 +229,7 @@ fn max_clients_served_and_the_next_refused() {
     assert_eq!(sim.request(next, &["DBSIZE"]), int(0));
     assert_eq!(sim.stats().connected_clients, 3);
     assert_eq!(sim.stats().rejected_connections, 2);
+    assert_eq!(sim.stats().total_connections_received, 4);
 }
 
 /// A refused client that never closes is aborted after close_ms, freeing the refusing socket.
