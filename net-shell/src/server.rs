@@ -672,11 +672,12 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
 
         let socket = self.sockets.get::<tcp::Socket>(handle);
-        // The peer will send no more: with the input used up (or half a command that can
-        // never complete), there is nothing left to do.
+        // The peer will send no more: once the input is used up (or only half a command that
+        // can never complete is left), there is nothing left to do. Commands held up by
+        // back-pressure are still answered; TCP's half-close ends only the peer's sending.
         let peer_done = !socket.may_recv() && !socket.can_recv();
         let send_queue = socket.send_queue();
-        if close || peer_done {
+        if close || (peer_done && !blocked) {
             self.begin_close(index, now);
             return;
         }

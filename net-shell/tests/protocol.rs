@@ -216,3 +216,38 @@ fn request_filling_the_input_buffer_exactly_is_served() {
     assert_eq!(sim.replies(c), vec![Reply::bulk(&arg)]);
     assert!(sim.is_open(c));
 }
+
+/// A client that sends a pipeline and then its FIN (`nc -q`, a script's stdin ending) still
+/// gets every reply, even when the replies are larger than the send buffer; then the server
+/// closes.
+#[test]
+fn half_closed_client_gets_every_pipelined_reply() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let value = "x".repeat(1000);
+    assert_eq!(sim.request(c, &["SET", "big", &value]), Reply::ok());
+    let mut pipeline = sim::encode_str(&["GET", "big"]).repeat(30);
+    pipeline.extend(encode_str(&["INCR", "n"]));
+    sim.queue(c, &pipeline);
+    sim.close(c);
+    let start = sim.now;
+    let replies = sim.wait_replies(c, 31, start + 10_000);
+    assert_eq!(replies.len(), 31);
+    assert!(replies[..30].iter().all(|r| *r == Reply::bulk(&value)));
+    assert_eq!(replies[30], Reply::Int(1));
+    sim.settle();
+    assert_eq!(sim.stats().connected_clients, 0);
+    assert_eq!(sim.server.open_connections(), 0);
+}
+
+/// A FIN after half a command: nothing to answer, the server closes at once.
+#[test]
+fn half_closed_client_with_half_a_command_is_closed() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    sim.queue(c, b"*2\r\n$3\r\nGET\r\n$1\r\n");
+    sim.close(c);
+    assert!(sim.replies(c).is_empty());
+    assert!(sim.closed_by_server(c));
+    assert_eq!(sim.stats().connected_clients, 0);
+}
