@@ -1,5 +1,5 @@
 //! Puts the selected board's memory layout on the linker's search path as `memory.x`, where
-//! cortex-m-rt's `link.x` includes it.
+//! cortex-m-rt's `link.x` includes it, and rebuilds when the build-time settings change.
 
 use std::path::PathBuf;
 use std::{env, fs};
@@ -7,6 +7,8 @@ use std::{env, fs};
 const BOARDS: [&str; 2] = ["qemu-mps2-an386", "nucleo-f429zi"];
 
 fn main() {
+    // Read by `option_env!` in src/app.rs: a change must rebuild the firmware.
+    println!("cargo:rerun-if-env-changed=NET_SHELL_IDLE_TIMEOUT_MS");
     let selected: Vec<&str> = BOARDS
         .iter()
         .copied()

@@ -1,6 +1,7 @@
-//! The network application: owns the smoltcp interface and sockets.
+//! The network application: the key-value shell, [`net_shell::Server`], with static capacities.
 //!
-//! **This file is the seam for net-shell.** The rest of the firmware uses exactly this surface:
+//! **This is the only file that knows net-shell.** The rest of the firmware uses exactly this
+//! surface:
 //!
 //! ```text
 //! Storage::new() -> Storage                                   (const fn, placed in a static)
@@ -10,25 +11,93 @@
 //! App::take_activity(&mut self) -> bool                       (drives the status LED)
 //! ```
 //!
-//! where `D: smoltcp::phy::Device`. Phase 2 replaces this placeholder with the same surface
-//! over `net_shell::Server`. The placeholder listens on [`Config::port`] with [`SOCKETS`]
-//! sockets and answers `+PONG\r\n` to every line that contains `PING` (any case), which is
-//! what `redis-cli ping` needs.
+//! where `D: smoltcp::phy::Device`. The boards describe the network with [`Config`]; the
+//! capacities below are the same on every board.
+//!
+//! # Capacities
+//!
+//! | what                        | value                                            |
+//! | --------------------------- | ------------------------------------------------ |
+//! | client sockets              | [`CONNS`] (one more client is told `-ERR max number of clients reached`) |
+//! | keys                        | [`KEYS`], each up to [`MAX_KEY_LEN`] bytes        |
+//! | values                      | up to [`MAX_VALUE_LEN`] bytes each                |
+//! | key and value bytes         | [`STORE_BYTES`] in all (8 bytes of header per key) |
+//! | per connection              | [`BUFFERS`]: TCP receive window, send buffer, request buffer |
+//! | idle timeout                | [`IDLE_TIMEOUT_MS`], chosen at build time         |
+//!
+//! Everything lives in one `static` [`Storage`], all zeros in `.bss`: nothing is allocated and
+//! nothing costs flash for an initialiser.
 
 use core::mem::MaybeUninit;
 
-use smoltcp::iface::{self, Interface, SocketHandle, SocketSet, SocketStorage};
+use net_shell::smoltcp;
+use net_shell::store::Store;
+use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
+use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
-use smoltcp::socket::{dhcpv4, tcp};
-use smoltcp::time::Instant;
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, IpEndpoint, Ipv4Address, Ipv4Cidr};
+use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
 
-/// How many clients can be connected at once.
-pub const SOCKETS: usize = 4;
-/// Receive and send buffer size of each TCP socket.
-pub const SOCKET_BUFFER: usize = 1024;
+/// TCP sockets on the port: `CONNS - 1` clients are served at once, and the last socket
+/// answers one more client `-ERR max number of clients reached` and closes.
+pub const CONNS: usize = 6;
+/// Most keys at once.
+pub const KEYS: usize = 128;
+/// Longest key, in bytes.
+pub const MAX_KEY_LEN: usize = 64;
+/// Largest value, in bytes.
+pub const MAX_VALUE_LEN: usize = 512;
+/// The byte pool every key and value shares (each key also takes an 8-byte header there).
+pub const STORE_BYTES: usize = 8 * 1024;
+/// Per-connection buffers. `tx` holds one largest reply (`INFO`, 1600 bytes); `input` holds the
+/// longest `SET` (a [`MAX_KEY_LEN`] key, a [`MAX_VALUE_LEN`] value and every option, 658 bytes).
+pub const BUFFERS: BufferSizes = BufferSizes {
+    rx: 1024,
+    tx: 1600,
+    input: 704,
+};
+/// Keys removed per poll at most, so a mass expiry never holds up serving.
+pub const EXPIRE_BUDGET: usize = 32;
 
-const PONG: &[u8] = b"+PONG\r\n";
+/// Close a client after this long without a complete command (Redis' `timeout`), in
+/// milliseconds: `NET_SHELL_IDLE_TIMEOUT_MS` at build time, 300,000 (5 minutes) without it. The
+/// QEMU end-to-end test builds with a short one. `CONFIG SET timeout` changes it at run time.
+pub const IDLE_TIMEOUT_MS: u64 = match option_env!("NET_SHELL_IDLE_TIMEOUT_MS") {
+    Some(text) => parse_ms(text),
+    None => 300_000,
+};
+/// Close a client whose command has been arriving for this long.
+const READ_TIMEOUT_MS: u64 = 10_000;
+/// Close a client that has not taken any reply bytes for this long.
+const WRITE_TIMEOUT_MS: u64 = 10_000;
+
+const BUFFER_BYTES: usize = BUFFERS.bytes_needed(CONNS);
+
+/// Parses a decimal number of milliseconds at compile time.
+const fn parse_ms(text: &str) -> u64 {
+    let digits = text.as_bytes();
+    assert!(
+        !digits.is_empty(),
+        "NET_SHELL_IDLE_TIMEOUT_MS must be a number of milliseconds"
+    );
+    let mut value: u64 = 0;
+    let mut i = 0;
+    while i < digits.len() {
+        let digit = digits[i];
+        assert!(
+            digit.is_ascii_digit(),
+            "NET_SHELL_IDLE_TIMEOUT_MS must be a number of milliseconds"
+        );
+        value = match value.checked_mul(10) {
+            Some(v) => match v.checked_add((digit - b'0') as u64) {
+                Some(v) => v,
+                None => panic!("NET_SHELL_IDLE_TIMEOUT_MS is too large"),
+            },
+            None => panic!("NET_SHELL_IDLE_TIMEOUT_MS is too large"),
+        };
+        i += 1;
+    }
+    value
+}
 
 /// A fixed IPv4 configuration.
 #[derive(Clone, Copy, Debug)]
@@ -64,272 +133,152 @@ pub struct Config {
     pub addressing: Addressing,
     /// The TCP port to listen on.
     pub port: u16,
-    /// Seed for TCP initial sequence numbers and DHCP transaction ids.
+    /// Seed for TCP initial sequence numbers, DHCP transaction ids and the store's hash.
     pub random_seed: u64,
 }
 
-/// Sockets and buffers, in a static (too large for the stack, and smoltcp borrows them for
-/// the program's life).
+type Shell = Server<'static, CONNS, KEYS, STORE_BYTES>;
+
+/// Everything the shell needs, in a static: the store, smoltcp's socket slots (`CONNS` TCP
+/// sockets and one DHCP socket), the per-connection buffers, and the server itself.
 ///
-/// All zeros (or uninitialised) until [`App::new`], so the static lands in `.bss` and costs no
-/// flash for an initialiser.
+/// All zeros or uninitialised until [`App::new`], so the static lands in `.bss`. (A `const`
+/// [`Store`] is not all zeros, so a `static` of it would go to `.data` and cost its whole size,
+/// value bytes included, in flash: it is built in place at start instead.)
 pub struct Storage {
-    sockets: MaybeUninit<[SocketStorage<'static>; SOCKETS + 1]>,
-    rx: [[u8; SOCKET_BUFFER]; SOCKETS],
-    tx: [[u8; SOCKET_BUFFER]; SOCKETS],
+    store: MaybeUninit<Store<KEYS, STORE_BYTES>>,
+    sockets: MaybeUninit<[SocketStorage<'static>; CONNS + 1]>,
+    buffer: [u8; BUFFER_BYTES],
+    server: MaybeUninit<Shell>,
 }
 
 impl Storage {
     /// Empty storage.
     pub const fn new() -> Self {
         Self {
+            store: MaybeUninit::uninit(),
             sockets: MaybeUninit::uninit(),
-            rx: [[0; SOCKET_BUFFER]; SOCKETS],
-            tx: [[0; SOCKET_BUFFER]; SOCKETS],
+            buffer: [0; BUFFER_BYTES],
+            server: MaybeUninit::uninit(),
         }
     }
 }
 
-/// Finds `PING` in a line, byte by byte, whatever the line's split across segments.
-#[derive(Clone, Copy, Default)]
-struct PingScan {
-    matched: u8,
-    found: bool,
+/// Counters whose change means "something happened": the LED flashes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Activity {
+    connections: u64,
+    commands: u64,
+    expired_keys: u64,
 }
 
-impl PingScan {
-    const WORD: &'static [u8; 4] = b"PING";
-
-    /// Feeds one byte; `true` at the end of a line that contained `PING`.
-    fn feed(&mut self, byte: u8) -> bool {
-        if byte == b'\n' {
-            return core::mem::take(self).found;
+impl Activity {
+    fn of(server: &Shell) -> Self {
+        let stats = server.stats();
+        Self {
+            connections: stats.total_connections_received,
+            commands: stats.total_commands_processed,
+            expired_keys: server.store().expired_keys(),
         }
-        if !self.found {
-            let byte = byte.to_ascii_uppercase();
-            self.matched = if byte == Self::WORD[usize::from(self.matched)] {
-                self.matched + 1
-            } else {
-                u8::from(byte == Self::WORD[0])
-            };
-            self.found = usize::from(self.matched) == Self::WORD.len();
-        }
-        false
     }
 }
 
-/// DHCP client state: the socket, and when the fallback applies (`None`: leased, or the
-/// fallback is in use).
-struct Dhcp {
-    handle: SocketHandle,
-    fallback: StaticV4,
-    fallback_after_ms: u64,
-    fallback_at: Option<u64>,
-    leased: bool,
-}
-
-/// The placeholder application.
+/// The key-value shell.
 pub struct App {
-    iface: Interface,
-    sockets: SocketSet<'static>,
-    listeners: [(SocketHandle, PingScan); SOCKETS],
-    dhcp: Option<Dhcp>,
-    port: u16,
+    server: &'static mut Shell,
+    seen: Activity,
     activity: bool,
 }
 
 impl App {
-    /// Builds the interface over `device`, applies static addressing (or starts DHCP), and puts
-    /// every socket in LISTEN.
+    /// Builds the store and the server over `device`: static addressing, or DHCP with its
+    /// fallback; every client socket listens from the first poll with an address.
+    ///
+    /// # Panics
+    ///
+    /// If net-shell refuses the capacities above (a build-time mistake, caught by the first
+    /// boot in QEMU).
+    #[inline(never)]
     pub fn new<D: Device>(
         config: Config,
         storage: &'static mut Storage,
         device: &mut D,
         now_ms: u64,
     ) -> Self {
-        let now = Instant::from_millis(now_ms as i64);
-        let mut iface_config =
-            iface::Config::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
-        iface_config.random_seed = config.random_seed;
-        let mut iface = Interface::new(iface_config, device, now);
+        let Storage {
+            store,
+            sockets,
+            buffer,
+            server,
+        } = storage;
+        // Built in place: the store is too large for a stack temporary.
+        let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
+        let store = store.write(Store::with_seed(MAX_KEY_LEN, MAX_VALUE_LEN, seed));
+        let sockets = sockets.write([SocketStorage::EMPTY; CONNS + 1]);
 
-        let Storage { sockets, rx, tx } = storage;
-        let mut sockets =
-            SocketSet::new(&mut sockets.write([SocketStorage::EMPTY; SOCKETS + 1])[..]);
-        let mut rx = rx.iter_mut();
-        let mut tx = tx.iter_mut();
-        let listeners = core::array::from_fn(|_| {
-            let (Some(rx), Some(tx)) = (rx.next(), tx.next()) else {
-                unreachable!("one buffer pair per socket")
-            };
-            let mut socket = tcp::Socket::new(
-                tcp::SocketBuffer::new(&mut rx[..]),
-                tcp::SocketBuffer::new(&mut tx[..]),
-            );
-            // Cannot fail: the port is not 0 and the socket is fresh.
-            let _ = socket.listen(config.port);
-            (sockets.add(socket), PingScan::default())
-        });
-
-        let dhcp = match config.addressing {
-            Addressing::Static(v4) => {
-                apply(&mut iface, Some(v4));
-                None
-            }
+        let ip = match config.addressing {
+            Addressing::Static(v4) => IpSetup::Static {
+                address: v4.address,
+                gateway: v4.gateway,
+            },
             Addressing::Dhcp {
                 fallback,
                 fallback_after_ms,
-            } => Some(Dhcp {
-                handle: sockets.add(dhcpv4::Socket::new()),
-                fallback,
+            } => IpSetup::Dhcp {
+                fallback: Some((fallback.address, fallback.gateway)),
                 fallback_after_ms,
-                fallback_at: Some(now_ms.saturating_add(fallback_after_ms)),
-                leased: false,
-            }),
+            },
         };
+        let mut server_config = ServerConfig::new(config.mac, ip);
+        server_config.port = config.port;
+        server_config.timeouts = Timeouts::new(IDLE_TIMEOUT_MS, READ_TIMEOUT_MS, WRITE_TIMEOUT_MS);
+        server_config.buffers = BUFFERS;
+        server_config.expire_budget = EXPIRE_BUDGET;
+        server_config.random_seed = config.random_seed;
 
+        let shell = match Server::new(server_config, store, sockets, buffer, device, now_ms) {
+            Ok(shell) => server.write(shell),
+            Err(error) => defmt::panic!("net-shell setup: {}", error),
+        };
+        defmt::info!(
+            "net-shell: {=usize} clients, {=usize} keys, {=usize} B store, idle timeout {=u64} ms",
+            CONNS - 1,
+            KEYS,
+            STORE_BYTES,
+            IDLE_TIMEOUT_MS
+        );
+        let seen = Activity::of(shell);
         Self {
-            iface,
-            sockets,
-            listeners,
-            dhcp,
-            port: config.port,
+            server: shell,
+            seen,
             activity: false,
         }
     }
 
-    /// Processes whatever the device received and the sockets want to send; returns when it
+    /// Runs the shell: network I/O, commands, key expiry, connection timeouts. Returns when it
     /// next needs to run (milliseconds, the clock of `now_ms`), `None` for "only on traffic".
     pub fn poll<D: Device>(&mut self, now_ms: u64, device: &mut D) -> Option<u64> {
-        let now = Instant::from_millis(now_ms as i64);
-        self.iface.poll(now, device, &mut self.sockets);
-        let dhcp_deadline = self.poll_dhcp(now_ms);
-        let mut replied = false;
-        for (handle, scan) in &mut self.listeners {
-            let socket = self.sockets.get_mut::<tcp::Socket>(*handle);
-            replied |= serve(socket, scan, self.port);
-        }
-        if replied {
+        let next = self.server.poll(now_ms, device);
+        let now = Activity::of(self.server);
+        if now != self.seen {
+            self.seen = now;
             self.activity = true;
-            // Send the replies now, not at the next wake-up.
-            self.iface.poll(now, device, &mut self.sockets);
         }
-        let next = self
-            .iface
-            .poll_at(now, &self.sockets)
-            .map(|at| at.total_millis().max(0) as u64);
-        match (next, dhcp_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        next
     }
 
-    /// Where clients can connect: `Some` once the interface has an address and a socket
-    /// listens. The firmware prints its "ready" line on the first `Some`.
+    /// Where clients can connect: `Some` once the interface has an address and the client
+    /// sockets listen. The firmware prints its "ready" line on each new `Some`.
     pub fn listen_endpoint(&self) -> Option<IpEndpoint> {
-        let address = self.iface.ipv4_addr()?;
-        let listening = self
-            .listeners
-            .iter()
-            .any(|(handle, _)| self.sockets.get::<tcp::Socket>(*handle).is_listening());
-        listening.then(|| IpEndpoint::new(address.into(), self.port))
+        if !self.server.is_listening() {
+            return None;
+        }
+        let address = self.server.ipv4_address()?.address();
+        Some(IpEndpoint::new(address.into(), self.server.port()))
     }
 
-    /// Whether a request was served since the last call.
+    /// Whether a client connected, a command ran or keys expired since the last call.
     pub fn take_activity(&mut self) -> bool {
         core::mem::take(&mut self.activity)
     }
-
-    /// Applies DHCP events and the fallback; returns the fallback's deadline while it is due.
-    fn poll_dhcp(&mut self, now_ms: u64) -> Option<u64> {
-        let dhcp = self.dhcp.as_mut()?;
-        match self.sockets.get_mut::<dhcpv4::Socket>(dhcp.handle).poll() {
-            Some(dhcpv4::Event::Configured(lease)) => {
-                defmt::info!("DHCP lease {}", lease.address);
-                apply(
-                    &mut self.iface,
-                    Some(StaticV4 {
-                        address: lease.address,
-                        gateway: lease.router,
-                    }),
-                );
-                dhcp.leased = true;
-                dhcp.fallback_at = None;
-            }
-            // Also reported once at start, before any lease: only a lost lease matters.
-            Some(dhcpv4::Event::Deconfigured) if dhcp.leased => {
-                defmt::warn!("DHCP lease lost");
-                apply(&mut self.iface, None);
-                dhcp.leased = false;
-                dhcp.fallback_at = Some(now_ms.saturating_add(dhcp.fallback_after_ms));
-            }
-            Some(dhcpv4::Event::Deconfigured) | None => {}
-        }
-        let at = dhcp.fallback_at?;
-        if now_ms < at {
-            return Some(at);
-        }
-        defmt::warn!("no DHCP lease: using {}", dhcp.fallback.address);
-        apply(&mut self.iface, Some(dhcp.fallback));
-        dhcp.fallback_at = None;
-        None
-    }
-}
-
-fn apply(iface: &mut Interface, v4: Option<StaticV4>) {
-    iface.update_ip_addrs(|addrs| {
-        addrs.clear();
-        if let Some(v4) = v4 {
-            // Cannot fail: the list was just cleared and holds at least one address.
-            let _ = addrs.push(IpCidr::Ipv4(v4.address));
-        }
-    });
-    let routes = iface.routes_mut();
-    routes.remove_default_ipv4_route();
-    if let Some(gateway) = v4.and_then(|v4| v4.gateway) {
-        // Cannot fail: the default route was just removed.
-        let _ = routes.add_default_ipv4_route(gateway);
-    }
-}
-
-/// Serves one socket; `true` if it queued a reply.
-fn serve(socket: &mut tcp::Socket, scan: &mut PingScan, port: u16) -> bool {
-    if !socket.is_open() {
-        *scan = PingScan::default();
-        // Cannot fail: the port is not 0 and the socket is closed.
-        let _ = socket.listen(port);
-        return false;
-    }
-    let mut replied = false;
-    while socket.can_recv() {
-        let room = (socket.send_capacity() - socket.send_queue()) / PONG.len();
-        if room == 0 {
-            break; // the client is not reading: stop reading it too
-        }
-        let Ok(pongs) = socket.recv(|bytes| {
-            let mut pongs = 0;
-            let mut used = 0;
-            for &mut byte in bytes {
-                used += 1;
-                if scan.feed(byte) {
-                    pongs += 1;
-                    if pongs == room {
-                        break;
-                    }
-                }
-            }
-            (used, pongs)
-        }) else {
-            break;
-        };
-        for _ in 0..pongs {
-            // Cannot fail short: `room` counted the free space.
-            let _ = socket.send_slice(PONG);
-        }
-        replied |= pongs > 0;
-    }
-    if !socket.may_recv() && socket.may_send() {
-        socket.close(); // the client hung up: finish our side
-    }
-    replied
 }

@@ -1,5 +1,5 @@
-//! The key-value shell's firmware (see README.md). Phase 1: boards, NICs, time and the main
-//! loop, with a placeholder application (`app.rs`) that answers `PING`.
+//! The key-value shell's firmware (see README.md): boards, NICs, time and the main loop around
+//! net-shell's server (`app.rs`, the only module that knows net-shell).
 //!
 //! The main loop feeds the time to the application and sleeps (`WFI`) until the application's
 //! next deadline or a NIC event: no busy polling.
