@@ -40,9 +40,11 @@ pub enum IpSetup {
         /// Default gateway.
         gateway: Option<Ipv4Address>,
     },
-    /// DHCPv4, with a static address taken if no lease arrives in time.
+    /// DHCPv4, with a static address taken if no lease arrives in time. DHCP keeps trying; a
+    /// lease replaces the fallback, and a lease that runs out brings the fallback back at once.
     Dhcp {
-        /// Address and gateway to use if DHCP has not answered after `fallback_after_ms`.
+        /// Address and gateway to use if DHCP has not answered after `fallback_after_ms`, or
+        /// has lost its lease.
         fallback: Option<(Ipv4Cidr, Option<Ipv4Address>)>,
         /// How long to wait for a lease before taking the fallback.
         fallback_after_ms: u64,
@@ -210,6 +212,8 @@ struct DhcpState {
     fallback: Option<(Ipv4Cidr, Option<Ipv4Address>)>,
     fallback_at: Tick,
     leased: bool,
+    /// The fallback address is in use (kept for the next lost lease, not used up).
+    on_fallback: bool,
 }
 
 /// The length of `SET <key> <value> NX GET PXAT -9223372036854775808` as a multibulk request,
@@ -318,6 +322,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 fallback,
                 fallback_at: now.saturating_add(fallback_after_ms),
                 leased: false,
+                on_fallback: false,
             }),
         };
 
@@ -410,7 +415,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             self.conn_timers.next_deadline(),
             self.write_timers.next_deadline(),
             self.dhcp
-                .filter(|d| !d.leased && d.fallback.is_some())
+                .filter(|d| !d.leased && !d.on_fallback && d.fallback.is_some())
                 .map(|d| d.fallback_at),
         ]
         .into_iter()
@@ -491,6 +496,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             Some(dhcpv4::Event::Configured(lease)) => {
                 apply_address(&mut self.iface, Some((lease.address, lease.router)));
                 dhcp.leased = true;
+                dhcp.on_fallback = false;
             }
             // smoltcp also reports Deconfigured once at start; only a lost lease (not the wait
             // for the first one) falls back at once.
@@ -501,9 +507,10 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             Some(dhcpv4::Event::Deconfigured) | None => {}
         }
-        if !dhcp.leased && now >= dhcp.fallback_at {
-            if let Some(fallback) = dhcp.fallback.take() {
+        if !dhcp.leased && !dhcp.on_fallback && now >= dhcp.fallback_at {
+            if let Some(fallback) = dhcp.fallback {
                 apply_address(&mut self.iface, Some(fallback));
+                dhcp.on_fallback = true;
             }
         }
         self.dhcp = Some(dhcp);
