@@ -3,7 +3,7 @@
 
 mod sim;
 
-use net_shell::smoltcp::wire::Ipv4Cidr;
+use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use net_shell::{IpSetup, Timeouts};
 use sim::{Reply, Sim};
 
@@ -107,4 +107,56 @@ fn clock_far_in_the_future_does_not_panic() {
     }
     assert_eq!(sim.server.store().len(), 1);
     assert_eq!(sim.stats().idle_timeout_closes, 1);
+}
+
+/// With a DHCP server the lease comes first and the fallback is not taken; when the lease runs
+/// out the fallback is taken at once, and again after a later lease runs out too.
+#[test]
+fn dhcp_lease_then_fallback_after_each_lost_lease() {
+    let fallback = Ipv4Cidr::new(Ipv4Address::new(10, 0, 0, 3), 24);
+    let leased = Ipv4Cidr::new(sim::SERVER_IP, 24);
+    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
+    config.ip = IpSetup::Dhcp {
+        fallback: Some((fallback, None)),
+        fallback_after_ms: 3_000,
+    };
+    let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+    sim.start_dhcp_server(sim::SERVER_IP, 60);
+    sim.settle();
+    assert_eq!(sim.server.ipv4_address(), Some(leased));
+    assert_eq!(sim.dhcp_server().acks, 1);
+    let c = sim.connect_ready();
+    sim.run_until(10_000);
+    assert_eq!(
+        sim.server.ipv4_address(),
+        Some(leased),
+        "the fallback replaced a lease"
+    );
+    assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+
+    for round in 0..2 {
+        // The server goes away: the lease runs out and the fallback is taken.
+        sim.dhcp_server().enabled = false;
+        let lost = sim.run_until_true(sim.now + 120_000, |sim| {
+            sim.server.ipv4_address() != Some(leased)
+        });
+        assert!(lost.is_some(), "round {round}: the lease never ran out");
+        assert_eq!(
+            sim.server.ipv4_address(),
+            Some(fallback),
+            "round {round}: no fallback after the lease ran out"
+        );
+        sim.server_ip = fallback.address();
+        let on_fallback = sim.connect_ready();
+        sim.close(on_fallback);
+        // It comes back: a new lease replaces the fallback.
+        sim.dhcp_server().enabled = true;
+        let leased_again = sim.run_until_true(sim.now + 120_000, |sim| {
+            sim.server.ipv4_address() == Some(leased)
+        });
+        assert!(leased_again.is_some(), "round {round}: no new lease");
+        sim.server_ip = leased.address();
+        let c = sim.connect_ready();
+        sim.close(c);
+    }
 }

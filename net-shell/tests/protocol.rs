@@ -96,6 +96,11 @@ fn inline_commands_are_served() {
     assert_eq!(sim.replies(c), vec![Reply::simple("PONG")]);
     sim.send(c, b"\r\n\n  \r\n");
     assert!(sim.replies(c).is_empty(), "empty lines are skipped");
+    sim.send(c, b"*0\r\n*-1\r\n");
+    assert!(
+        sim.replies(c).is_empty(),
+        "empty multibulk requests are skipped"
+    );
     sim.send(c, b"set greeting \"hello world\"\r\nGET greeting\r\n");
     assert_eq!(
         sim.replies(c),

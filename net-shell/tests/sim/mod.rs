@@ -17,9 +17,12 @@ use net_shell::store::Store;
 use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
-use smoltcp::socket::tcp;
+use smoltcp::socket::{tcp, udp};
 use smoltcp::time::{Duration, Instant};
-use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address, Ipv4Cidr};
+use smoltcp::wire::{
+    DhcpMessageType, DhcpPacket, DhcpRepr, EthernetAddress, HardwareAddress, IpAddress, IpCidr,
+    Ipv4Address, Ipv4Cidr,
+};
 
 pub use net_shell::Stats;
 
@@ -156,6 +159,64 @@ pub struct Sim<const C: usize, const K: usize, const B: usize> {
     server_next: Option<u64>,
     /// How many times the server was polled.
     pub server_polls: u64,
+    /// The address clients connect to.
+    pub server_ip: Ipv4Address,
+    dhcp: Option<DhcpServer>,
+}
+
+/// A DHCP server on the client interface that leases one address.
+pub struct DhcpServer {
+    socket: SocketHandle,
+    /// Answers DISCOVER and REQUEST while true.
+    pub enabled: bool,
+    /// The address leased.
+    pub lease: Ipv4Address,
+    /// Lease duration in seconds.
+    pub lease_secs: u32,
+    /// ACKs sent.
+    pub acks: u32,
+}
+
+impl DhcpServer {
+    /// The reply to a client's message, if it gets one.
+    fn answer(&mut self, request: &DhcpRepr<'_>) -> Option<Vec<u8>> {
+        let message_type = match request.message_type {
+            DhcpMessageType::Discover => DhcpMessageType::Offer,
+            DhcpMessageType::Request => DhcpMessageType::Ack,
+            _ => return None,
+        };
+        if message_type == DhcpMessageType::Ack {
+            self.acks += 1;
+        }
+        let reply = DhcpRepr {
+            message_type,
+            transaction_id: request.transaction_id,
+            secs: 0,
+            client_hardware_address: request.client_hardware_address,
+            client_ip: Ipv4Address::UNSPECIFIED,
+            your_ip: self.lease,
+            server_ip: CLIENT_IP,
+            router: None,
+            subnet_mask: Some(Ipv4Address::new(255, 255, 255, 0)),
+            relay_agent_ip: Ipv4Address::UNSPECIFIED,
+            broadcast: false,
+            requested_ip: None,
+            client_identifier: None,
+            server_identifier: Some(CLIENT_IP),
+            parameter_request_list: None,
+            dns_servers: None,
+            max_size: None,
+            lease_duration: Some(self.lease_secs),
+            renew_duration: None,
+            rebind_duration: None,
+            additional_options: &[],
+        };
+        let mut bytes = vec![0; reply.buffer_len()];
+        reply
+            .emit(&mut DhcpPacket::new_unchecked(&mut bytes[..]))
+            .expect("emit DHCP reply");
+        Some(bytes)
+    }
 }
 
 fn ms(at: Instant) -> u64 {
@@ -181,6 +242,16 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         config: ServerConfig,
         store: &'static mut Store<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
+        let mut sim = Self::build(config, store)?;
+        sim.settle();
+        Ok(sim)
+    }
+
+    /// Builds the server and the client side at time 0, polling neither.
+    pub fn build(
+        config: ServerConfig,
+        store: &'static mut Store<K, B>,
+    ) -> Result<Self, net_shell::SetupError> {
         let slots: &'static mut [SocketStorage<'static>] =
             Box::leak((0..=C).map(|_| SocketStorage::EMPTY).collect());
         let buffer: &'static mut [u8] =
@@ -199,7 +270,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
                 .push(IpCidr::new(IpAddress::Ipv4(CLIENT_IP), 24))
                 .unwrap();
         });
-        let mut sim = Self {
+        let sim = Self {
             now: 0,
             server,
             server_link,
@@ -210,8 +281,9 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             next_port: 49152,
             server_next: None,
             server_polls: 0,
+            server_ip: SERVER_IP,
+            dhcp: None,
         };
-        sim.settle();
         Ok(sim)
     }
 
@@ -229,6 +301,53 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         self.server_next
     }
 
+    /// Starts a DHCP server on the client interface, leasing `lease` for `lease_secs`.
+    pub fn start_dhcp_server(&mut self, lease: Ipv4Address, lease_secs: u32) {
+        let buffer = || udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 8], vec![0; 8192]);
+        let mut socket = udp::Socket::new(buffer(), buffer());
+        socket.bind(67).expect("bind DHCP server");
+        let socket = self.client_sockets.add(socket);
+        self.dhcp = Some(DhcpServer {
+            socket,
+            enabled: true,
+            lease,
+            lease_secs,
+            acks: 0,
+        });
+    }
+
+    /// The DHCP server, once started.
+    pub fn dhcp_server(&mut self) -> &mut DhcpServer {
+        self.dhcp.as_mut().expect("no DHCP server")
+    }
+
+    /// Answers what reached the DHCP server; whether it sent anything.
+    fn serve_dhcp(&mut self) -> bool {
+        let Some(dhcp) = self.dhcp.as_mut() else {
+            return false;
+        };
+        let mut replies = Vec::new();
+        let socket = self.client_sockets.get_mut::<udp::Socket>(dhcp.socket);
+        while let Ok((payload, _)) = socket.recv() {
+            if !dhcp.enabled {
+                continue;
+            }
+            let Ok(packet) = DhcpPacket::new_checked(payload) else {
+                continue;
+            };
+            let Ok(request) = DhcpRepr::parse(&packet) else {
+                continue;
+            };
+            replies.extend(dhcp.answer(&request));
+        }
+        for reply in &replies {
+            socket
+                .send_slice(reply, (IpAddress::Ipv4(Ipv4Address::BROADCAST), 68))
+                .expect("send DHCP reply");
+        }
+        !replies.is_empty()
+    }
+
     /// Polls the client interface once and moves received bytes into the inboxes.
     pub fn poll_client(&mut self) {
         self.client_iface.poll(
@@ -236,6 +355,13 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             &mut self.client_link,
             &mut self.client_sockets,
         );
+        if self.serve_dhcp() {
+            self.client_iface.poll(
+                Instant::from_millis(self.now as i64),
+                &mut self.client_link,
+                &mut self.client_sockets,
+            );
+        }
         for client in &mut self.clients {
             if !client.reading {
                 continue;
@@ -328,7 +454,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         socket
             .connect(
                 self.client_iface.context(),
-                (IpAddress::Ipv4(SERVER_IP), PORT),
+                (IpAddress::Ipv4(self.server_ip), PORT),
                 port,
             )
             .expect("connect");
