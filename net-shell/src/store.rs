@@ -1,7 +1,7 @@
 //! The key space: string keys with optional time-to-live, fixed capacity, no allocation.
 //!
 //! Entries live in a fixed table with hash chains; key and value bytes share one compacting
-//! [`Pool`]. Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
+//! byte pool. Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
 //! as the table, so timer capacity can never be what fails. A key is invisible from its deadline
 //! on (checked on every access) and is removed by the wheel within one tick of it.
 
