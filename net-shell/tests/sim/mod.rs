@@ -5,6 +5,9 @@
 //! test asks, and then to the earlier of the server's reported next deadline and the client's
 //! `poll_at` (never past the target). So a timeout that the server forgets to report is only
 //! noticed late, which the tests see.
+//!
+//! The client side has any number of TCP clients (std buffers, ACKs sent at once) and, when a
+//! test starts one, a DHCP server that leases one address.
 
 // Each test file uses part of the harness.
 #![allow(dead_code)]
@@ -32,9 +35,9 @@ pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
 pub const CLIENT_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 2);
 /// The port served.
 pub const PORT: u16 = 6379;
-/// Longest key and value of [`store`].
+/// Longest key of [`store`].
 pub const MAX_KEY: usize = 64;
-/// Longest value of [`store`]; under the default input buffer (2048) minus reply slack.
+/// Longest value of [`store`]; the default input buffer (2048) holds the longest SET of it.
 pub const MAX_VALUE: usize = 1024;
 
 type Frames = Rc<RefCell<VecDeque<Vec<u8>>>>;
