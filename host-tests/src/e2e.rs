@@ -4,9 +4,10 @@
 //! Everything here only ever talks to loopback or to addresses inside a namespace the test
 //! created itself, and every guard cleans up on drop, also when a test fails.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
+use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -145,6 +146,11 @@ impl KillOnDrop {
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.child.stdout.take()
     }
+
+    /// Takes the child's stderr.
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
 }
 
 impl Drop for KillOnDrop {
@@ -163,6 +169,19 @@ impl Drop for KillOnDrop {
 /// The lines seen, when `needle` never came.
 pub fn wait_for_line(
     stdout: ChildStdout,
+    needle: &str,
+    timeout: Duration,
+) -> Result<String, String> {
+    wait_for_line_in(stdout, needle, timeout)
+}
+
+/// [`wait_for_line`] for any stream, e.g. a child's stderr.
+///
+/// # Errors
+///
+/// The lines seen, when `needle` never came.
+pub fn wait_for_line_in(
+    stdout: impl Read + Send + 'static,
     needle: &str,
     timeout: Duration,
 ) -> Result<String, String> {
@@ -216,4 +235,52 @@ pub fn build_net_shell() -> Result<PathBuf, String> {
         .arg("--target-dir")
         .arg(&target))?;
     Ok(target.join("release").join("net-shell"))
+}
+
+/// An unused TCP port on 127.0.0.1 (free when asked; a race with other processes is possible
+/// but harmless for tests, which fail loudly if the port is taken).
+///
+/// # Panics
+///
+/// When no port can be bound at all.
+pub fn free_local_port() -> u16 {
+    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|listener| listener.local_addr())
+        .expect("bind an ephemeral port on 127.0.0.1")
+        .port()
+}
+
+/// Builds the QEMU (`mps2-an386`) firmware, release, in `firmware/`'s own workspace and target
+/// directory (so it never waits on the lock of the `cargo test` that runs us), with `env` set
+/// for the build (e.g. `NET_SHELL_IDLE_TIMEOUT_MS`, which the firmware reads at build time),
+/// and returns the ELF's path.
+///
+/// # Errors
+///
+/// Cargo's output when the build fails.
+pub fn build_qemu_firmware(env: &[(&str, &str)]) -> Result<PathBuf, String> {
+    let dir = workspace_root().join("firmware");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(&dir)
+        .args(["build", "--release", "--quiet"])
+        // The firmware's .cargo/config.toml sets the target, the linker scripts and the target
+        // directory; settings meant for the host build must not leak into it.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    run(&mut command)?;
+    let elf = dir.join("target/thumbv7em-none-eabihf/release/firmware");
+    if elf.is_file() {
+        Ok(elf)
+    } else {
+        Err(format!("no firmware ELF at {}", elf.display()))
+    }
 }

@@ -1,0 +1,403 @@
+//! End to end on the emulated board: the real firmware (net-shell on the LAN9118) in
+//! `qemu-system-arm -machine mps2-an386`, driven by the real `redis-cli` and by raw TCP clients.
+//!
+//! The firmware is built once, with a short idle timeout chosen at build time
+//! (`NET_SHELL_IDLE_TIMEOUT_MS`). Each test boots its own QEMU, reachable only through one
+//! forwarded port on 127.0.0.1 (`restrict=on`), killed when the test ends, pass or fail. Guest
+//! time follows host time, so the waits are wall-clock waits with generous margins.
+//!
+//! Skipped with a message when `qemu-system-arm` or `redis-cli` is missing, unless `CI` is set.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Ipv4Addr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use host_tests::e2e::{self, KillOnDrop};
+
+const QEMU: &str = "qemu-system-arm";
+/// The firmware's idle timeout in these tests (milliseconds), set when it is built.
+const IDLE_TIMEOUT_MS: u64 = 2_000;
+const IDLE_TIMEOUT: Duration = Duration::from_millis(IDLE_TIMEOUT_MS);
+const READY: &str = "net-shell ready on 10.0.2.15:6379";
+const BOOT_TIMEOUT: Duration = Duration::from_secs(60);
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One build for every test in this file.
+fn firmware() -> &'static Result<PathBuf, String> {
+    static ELF: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ELF.get_or_init(|| {
+        let idle = IDLE_TIMEOUT_MS.to_string();
+        e2e::build_qemu_firmware(&[("NET_SHELL_IDLE_TIMEOUT_MS", &idle)])
+    })
+}
+
+/// The firmware running in QEMU.
+struct Board {
+    qemu: KillOnDrop,
+    port: u16,
+}
+
+impl Board {
+    /// Builds (once) and boots the firmware, and waits for its ready line; `None` if this
+    /// machine cannot (skipped outside CI).
+    fn boot() -> Option<Board> {
+        for program in [QEMU, "redis-cli"] {
+            if !e2e::have(program) {
+                e2e::skip(&format!(
+                    "{program} is not installed (apt-get install qemu-system-arm redis-tools)"
+                ));
+                return None;
+            }
+        }
+        let elf = firmware().as_ref().expect("building the firmware failed");
+        let port = e2e::free_local_port();
+        let mut qemu = KillOnDrop::new(
+            Command::new(QEMU)
+                .args(["-machine", "mps2-an386", "-cpu", "cortex-m4", "-nographic"])
+                .args(["-monitor", "none", "-serial", "none"])
+                .args(["-semihosting-config", "enable=on,target=native"])
+                .arg("-nic")
+                .arg(format!(
+                    "user,model=lan9118,restrict=on,hostfwd=tcp:127.0.0.1:{port}-:6379"
+                ))
+                .arg("-kernel")
+                .arg(elf)
+                .stdin(Stdio::null())
+                // defmt frames (binary); decode with `defmt-print -e <ELF>` when debugging.
+                .stdout(Stdio::null())
+                // Plain text: the ready line, and a panic's message.
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start qemu-system-arm"),
+        );
+        let stderr = qemu.take_stderr().expect("piped stderr");
+        let ready = e2e::wait_for_line_in(stderr, READY, BOOT_TIMEOUT)
+            .unwrap_or_else(|seen| panic!("the firmware never got ready: {seen}"));
+        assert!(ready.contains(READY), "{ready}");
+        Some(Board { qemu, port })
+    }
+
+    /// Runs one `redis-cli` command and returns its output, trimmed.
+    fn cli(&self, args: &[&str]) -> String {
+        let output = Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("run redis-cli");
+        assert!(
+            output.status.success(),
+            "redis-cli {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
+    /// A field of `INFO`, read with `redis-cli`.
+    fn info_field(&self, field: &str) -> u64 {
+        info_field(&self.cli(&["INFO"]), field)
+    }
+
+    fn connect(&self) -> Client {
+        Client::connect(self.port)
+    }
+
+    /// Fails the test if QEMU exited (a firmware panic exits with status 1).
+    fn assert_running(&mut self) {
+        let status = self.qemu.child().try_wait().expect("query QEMU");
+        assert!(status.is_none(), "QEMU exited: {status:?}");
+    }
+}
+
+fn info_field(info: &str, field: &str) -> u64 {
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("INFO has no {field}: {info}"))
+}
+
+/// One RESP2 reply.
+#[derive(Debug, PartialEq, Eq)]
+enum Reply {
+    Simple(String),
+    Error(String),
+    Integer(i64),
+    Bulk(Option<Vec<u8>>),
+}
+
+/// A raw TCP client speaking RESP2.
+struct Client {
+    stream: TcpStream,
+}
+
+impl Client {
+    fn connect(port: u16) -> Self {
+        let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port)).expect("connect to QEMU");
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Self { stream }
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let mut request = format!("*{}\r\n", args.len());
+        for arg in args {
+            request.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
+        self.stream
+            .write_all(request.as_bytes())
+            .expect("send a request");
+    }
+
+    fn command(&mut self, args: &[&str]) -> Reply {
+        self.send(args);
+        self.reply()
+    }
+
+    fn ping(&mut self) {
+        assert_eq!(self.command(&["PING"]), Reply::Simple("PONG".into()));
+    }
+
+    /// Reads one line, without its CRLF (byte by byte: nothing is read beyond the reply).
+    fn line(&mut self) -> String {
+        let mut line = Vec::new();
+        let mut byte = [0];
+        while !line.ends_with(b"\r\n") {
+            self.stream
+                .read_exact(&mut byte)
+                .expect("read a reply line");
+            line.push(byte[0]);
+        }
+        line.truncate(line.len() - 2);
+        String::from_utf8(line).expect("a UTF-8 reply line")
+    }
+
+    fn reply(&mut self) -> Reply {
+        let line = self.line();
+        let (kind, rest) = line.split_at(1);
+        match kind {
+            "+" => Reply::Simple(rest.into()),
+            "-" => Reply::Error(rest.into()),
+            ":" => Reply::Integer(rest.parse().expect("an integer reply")),
+            "$" => {
+                let len: i64 = rest.parse().expect("a bulk length");
+                let Ok(len) = usize::try_from(len) else {
+                    return Reply::Bulk(None);
+                };
+                let mut bulk = vec![0; len + 2];
+                self.stream
+                    .read_exact(&mut bulk)
+                    .expect("read a bulk reply");
+                assert!(bulk.ends_with(b"\r\n"), "bulk without CRLF");
+                bulk.truncate(len);
+                Reply::Bulk(Some(bulk))
+            }
+            _ => panic!("unexpected reply {line:?}"),
+        }
+    }
+
+    fn info(&mut self, section: &str) -> String {
+        match self.command(&["INFO", section]) {
+            Reply::Bulk(Some(text)) => String::from_utf8(text).expect("UTF-8 INFO"),
+            other => panic!("INFO replied {other:?}"),
+        }
+    }
+
+    /// Everything the server sends until it closes the connection.
+    fn read_until_closed(&mut self) -> Vec<u8> {
+        let mut received = Vec::new();
+        self.stream
+            .read_to_end(&mut received)
+            .expect("read until the server closes");
+        received
+    }
+}
+
+/// Polls `INFO clients` on `client` until `connected_clients` is `count` (closing clients free
+/// their slot a moment after the close).
+fn wait_for_clients(client: &mut Client, count: u64) {
+    let deadline = Instant::now() + IO_TIMEOUT;
+    loop {
+        let connected = info_field(&client.info("clients"), "connected_clients");
+        if connected == count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still {connected} clients, expected {count}"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn qemu_firmware_serves_redis_cli_and_removes_expired_keys() {
+    let Some(mut board) = Board::boot() else {
+        return;
+    };
+    assert_eq!(board.cli(&["PING"]), "PONG");
+    assert_eq!(board.cli(&["SET", "greeting", "hello"]), "OK");
+    assert_eq!(board.cli(&["GET", "greeting"]), "hello");
+    // The largest value the firmware takes (app::MAX_VALUE_LEN).
+    let large = "v".repeat(512);
+    assert_eq!(board.cli(&["SET", "large", &large]), "OK");
+    assert_eq!(board.cli(&["GET", "large"]), large);
+
+    assert_eq!(board.cli(&["EXPIRE", "greeting", "100"]), "1");
+    let ttl: u64 = board.cli(&["TTL", "greeting"]).parse().expect("TTL");
+    assert!((99..=100).contains(&ttl), "TTL {ttl}");
+    let pttl: u64 = board.cli(&["PTTL", "greeting"]).parse().expect("PTTL");
+    assert!((90_000..=100_000).contains(&pttl), "PTTL {pttl}");
+    assert_eq!(board.cli(&["TTL", "large"]), "-1");
+    assert_eq!(board.cli(&["TTL", "missing"]), "-2");
+
+    assert_eq!(board.cli(&["SET", "short", "lived", "PX", "400"]), "OK");
+    let pttl: u64 = board.cli(&["PTTL", "short"]).parse().expect("PTTL");
+    assert!((1..=400).contains(&pttl), "PTTL {pttl}");
+    assert_eq!(board.cli(&["DBSIZE"]), "3");
+    assert_eq!(board.info_field("expired_keys"), 0);
+    // Due after 400 ms; removed by the firmware's timer within a tick of that. Nothing reads
+    // the key meanwhile, so only the timer can have removed it.
+    thread::sleep(Duration::from_millis(1_500));
+    // DBSIZE counts keys not yet removed: this drop means removed, not merely hidden.
+    assert_eq!(board.cli(&["DBSIZE"]), "2");
+    assert_eq!(board.info_field("expired_keys"), 1);
+    assert_eq!(board.cli(&["GET", "short"]), "");
+    assert_eq!(board.cli(&["PTTL", "short"]), "-2");
+
+    assert_eq!(board.cli(&["PERSIST", "greeting"]), "1");
+    assert_eq!(board.cli(&["TTL", "greeting"]), "-1");
+    assert_eq!(board.cli(&["DEL", "greeting", "large"]), "2");
+    assert_eq!(board.cli(&["DBSIZE"]), "0");
+    board.assert_running();
+}
+
+#[test]
+fn qemu_firmware_closes_an_idle_client_and_keeps_an_active_one() {
+    let Some(mut board) = Board::boot() else {
+        return;
+    };
+    assert_eq!(board.info_field("idle_timeout_ms"), IDLE_TIMEOUT_MS);
+    let mut idle = board.connect();
+    let mut active = board.connect();
+    idle.ping();
+    let since = Instant::now();
+    active.ping();
+
+    // Times how long the idle client stays open after its last command.
+    let mut stream = idle.stream;
+    stream.set_read_timeout(Some(4 * IDLE_TIMEOUT)).unwrap();
+    let watcher = thread::spawn(move || {
+        let mut buf = [0; 64];
+        let outcome = match stream.read(&mut buf) {
+            Ok(0) => Ok(()),
+            Ok(n) => Err(format!("unexpected bytes {:?}", &buf[..n])),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => Ok(()),
+            Err(e) => Err(format!("not closed: {e}")),
+        };
+        (outcome, since.elapsed())
+    });
+
+    // A command every 250 ms, for twice the idle timeout: never idle for long.
+    while since.elapsed() < 2 * IDLE_TIMEOUT {
+        active.ping();
+        thread::sleep(Duration::from_millis(250));
+    }
+    let (outcome, open_for) = watcher.join().expect("watcher thread");
+    outcome.expect("the idle client was closed");
+    assert!(
+        open_for >= IDLE_TIMEOUT.mul_f64(0.9) && open_for <= 2 * IDLE_TIMEOUT,
+        "the idle client was closed after {open_for:?}, the idle timeout is {IDLE_TIMEOUT:?}"
+    );
+    active.ping();
+    assert_eq!(
+        info_field(&active.info("stats"), "idle_timeout_closes"),
+        1,
+        "only the idle client timed out"
+    );
+    board.assert_running();
+}
+
+#[test]
+fn qemu_firmware_closes_a_malformed_request_and_keeps_serving() {
+    let Some(mut board) = Board::boot() else {
+        return;
+    };
+    let mut good = board.connect();
+    good.ping();
+    // Inline commands, split across segments, pipelined.
+    good.stream.write_all(b"PI").unwrap();
+    thread::sleep(Duration::from_millis(50));
+    good.stream.write_all(b"NG\r\nping\r\n").unwrap();
+    assert_eq!(good.reply(), Reply::Simple("PONG".into()));
+    assert_eq!(good.reply(), Reply::Simple("PONG".into()));
+
+    let mut bad = board.connect();
+    bad.stream.write_all(b"*1\r\n$x\r\n").unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&bad.read_until_closed()),
+        "-ERR Protocol error: invalid bulk length\r\n"
+    );
+
+    assert_eq!(good.command(&["SET", "k", "v"]), Reply::Simple("OK".into()));
+    assert_eq!(
+        good.command(&["GET", "k"]),
+        Reply::Bulk(Some(b"v".to_vec()))
+    );
+    assert_eq!(info_field(&good.info("stats"), "protocol_error_closes"), 1);
+    assert_eq!(board.cli(&["GET", "k"]), "v");
+    board.assert_running();
+}
+
+#[test]
+fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
+    let Some(mut board) = Board::boot() else {
+        return;
+    };
+    let max: usize = board
+        .info_field("maxclients")
+        .try_into()
+        .expect("maxclients");
+    assert!(max >= 2, "maxclients {max}");
+
+    let mut clients = vec![board.connect()];
+    // redis-cli's connection above frees its slot a moment after it closes.
+    wait_for_clients(&mut clients[0], 1);
+    while clients.len() < max {
+        let mut client = board.connect();
+        client.ping();
+        clients.push(client);
+    }
+    wait_for_clients(&mut clients[0], max as u64);
+
+    let mut refused = board.connect();
+    assert_eq!(
+        String::from_utf8_lossy(&refused.read_until_closed()),
+        "-ERR max number of clients reached\r\n"
+    );
+
+    // Every client at once: all requests out first, then all replies.
+    for (i, client) in clients.iter_mut().enumerate() {
+        client.send(&["SET", &format!("client:{i}"), &i.to_string()]);
+        client.send(&["INCR", &format!("client:{i}")]);
+    }
+    for (i, client) in clients.iter_mut().enumerate() {
+        assert_eq!(client.reply(), Reply::Simple("OK".into()), "client {i}");
+        assert_eq!(client.reply(), Reply::Integer(i as i64 + 1), "client {i}");
+    }
+    assert_eq!(
+        info_field(&clients[0].info("stats"), "rejected_connections"),
+        1
+    );
+
+    // A freed slot serves the next client.
+    drop(clients.pop());
+    wait_for_clients(&mut clients[0], max as u64 - 1);
+    let mut next = board.connect();
+    next.ping();
+    assert_eq!(next.command(&["DBSIZE"]), Reply::Integer(max as i64));
+    board.assert_running();
+}
