@@ -239,7 +239,7 @@ fn error(out: &mut ReplyWriter<'_>, message: &str) -> Reply {
 
 /// Formats an error message into a bounded buffer (longer text is cut).
 fn error_fmt(out: &mut ReplyWriter<'_>, args: core::fmt::Arguments<'_>) -> Reply {
-    let mut text: heapless::String<192> = heapless::String::new();
+    let mut text: heapless::String<256> = heapless::String::new();
     let _ = text.write_fmt(args);
     error(out, &text)
 }
@@ -258,16 +258,22 @@ fn invalid_expire(out: &mut ReplyWriter<'_>, command: &str) -> Reply {
     )
 }
 
-/// Up to 32 bytes of an argument, as text (invalid UTF-8 and control bytes become `?`).
+/// An argument in an error message, as Redis 7 shows it (`%.128s`, then CR and LF turned
+/// into spaces by `addReplyErrorLength`): at most 128 bytes. Bytes outside ASCII, which an
+/// error line here cannot carry as text, become `?`.
 struct Shown<'a>(&'a [u8]);
+
+impl Shown<'_> {
+    const MAX: usize = 128;
+}
 
 impl core::fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for &byte in self.0.iter().take(32) {
-            let c = if byte.is_ascii_graphic() || byte == b' ' {
-                byte as char
-            } else {
-                '?'
+        for &byte in self.0.iter().take(Self::MAX) {
+            let c = match byte {
+                b'\r' | b'\n' => ' ',
+                _ if byte.is_ascii() => char::from(byte),
+                _ => '?',
             };
             f.write_char(c)?;
         }
@@ -275,15 +281,24 @@ impl core::fmt::Display for Shown<'_> {
     }
 }
 
+/// Redis 7's text: the name, then arguments in quotes while the list is under 128 bytes, the
+/// last one cut to fit (`processCommand` in `server.c`).
 fn unknown_command(out: &mut ReplyWriter<'_>, name: &[u8], args: &[&[u8]]) -> Reply {
-    let mut text: heapless::String<192> = heapless::String::new();
+    const LIST: usize = 128;
+    let mut text: heapless::String<320> = heapless::String::new();
     let _ = write!(
         text,
         "ERR unknown command '{}', with args beginning with: ",
         Shown(name)
     );
-    for arg in args.iter().take(4) {
-        let _ = write!(text, "'{}' ", Shown(arg));
+    let start = text.len();
+    for arg in args {
+        let listed = text.len() - start;
+        if listed >= LIST {
+            break;
+        }
+        let cut = &arg[..arg.len().min(LIST - listed)];
+        let _ = write!(text, "'{}' ", Shown(cut));
     }
     error(out, &text)
 }

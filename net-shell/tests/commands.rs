@@ -462,6 +462,29 @@ fn unknown_command_and_wrong_arity_use_redis_7_text() {
         sim.request(c, &["hello"]),
         Reply::error("ERR unknown command 'hello', with args beginning with: ")
     );
+    // Every argument while the list is under 128 bytes, the last cut to fit, CR/LF as spaces.
+    assert_eq!(
+        sim.request(c, &["FOO", "a", "b", "c", "d", "e", "f"]),
+        Reply::error(
+            "ERR unknown command 'FOO', with args beginning with: 'a' 'b' 'c' 'd' 'e' 'f' "
+        )
+    );
+    let (x100, y100) = ("x".repeat(100), "y".repeat(100));
+    assert_eq!(
+        sim.request(c, &["FOO", &x100, &y100, "z"]),
+        Reply::Error(format!(
+            "ERR unknown command 'FOO', with args beginning with: '{x100}' '{}' ",
+            "y".repeat(25)
+        ))
+    );
+    let long_name = "n".repeat(200);
+    assert_eq!(
+        sim.request(c, &[&long_name, "a\r\nb"]),
+        Reply::Error(format!(
+            "ERR unknown command '{}', with args beginning with: 'a  b' ",
+            "n".repeat(128)
+        ))
+    );
     assert_eq!(
         sim.request(c, &["GET"]),
         Reply::error("ERR wrong number of arguments for 'get' command")
