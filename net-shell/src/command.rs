@@ -784,6 +784,10 @@ const PARAMS: &[Param] = &[
     },
 ];
 
+/// Read-only parameters with fixed values: this server keeps nothing on disk. Clients such as
+/// redis-benchmark ask for them at start.
+const FIXED_PARAMS: &[(&str, &str)] = &[("save", ""), ("appendonly", "no")];
+
 fn config<const K: usize, const B: usize>(
     args: &[&[u8]],
     ctx: &mut Context<'_, K, B>,
@@ -799,13 +803,26 @@ fn config<const K: usize, const B: usize>(
                 .iter()
                 .any(|pattern| glob(pattern, p.name.as_bytes()))
         };
-        let count = PARAMS.iter().filter(|p| matches(p)).count();
+        let matches_fixed = |name: &str| {
+            args[1..]
+                .iter()
+                .any(|pattern| glob(pattern, name.as_bytes()))
+        };
+        let count = PARAMS.iter().filter(|p| matches(p)).count()
+            + FIXED_PARAMS
+                .iter()
+                .filter(|(name, _)| matches_fixed(name))
+                .count();
         out.array_header(count * 2)?;
         for param in PARAMS.iter().filter(|p| matches(p)) {
             out.bulk(param.name.as_bytes())?;
             let mut digits = [0u8; 20];
             let value = (param.get)(ctx.timeouts).min(MAX_MS) as i64;
             out.bulk(format_i64(value, &mut digits))?;
+        }
+        for (name, value) in FIXED_PARAMS.iter().filter(|(name, _)| matches_fixed(name)) {
+            out.bulk(name.as_bytes())?;
+            out.bulk(value.as_bytes())?;
         }
     } else if sub.eq_ignore_ascii_case(b"set") {
         if args.len() < 3 || args.len() % 2 == 0 {
@@ -814,6 +831,17 @@ fn config<const K: usize, const B: usize>(
         // Validate everything first: CONFIG SET is all or nothing.
         let mut updated = *ctx.timeouts;
         for pair in args[1..].chunks_exact(2) {
+            if let Some((name, _)) = FIXED_PARAMS
+                .iter()
+                .find(|(name, _)| pair[0].eq_ignore_ascii_case(name.as_bytes()))
+            {
+                return error_fmt(
+                    out,
+                    format_args!(
+                        "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+                    ),
+                );
+            }
             let Some(param) = PARAMS
                 .iter()
                 .find(|p| pair[0].eq_ignore_ascii_case(p.name.as_bytes()))

@@ -329,6 +329,32 @@ fn info_reports_expiry_and_close_counters() {
 }
 
 #[test]
+fn config_get_persistence_params_answers_fixed_values_and_refuses_set() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    // redis-benchmark asks for these at start and warns when it gets nothing.
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "save"]),
+        Reply::Array(vec![Reply::bulk("save"), Reply::bulk("")])
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "appendonly"]),
+        Reply::Array(vec![Reply::bulk("appendonly"), Reply::bulk("no")])
+    );
+    let refused = sim.request(c, &["CONFIG", "SET", "appendonly", "yes"]);
+    assert!(
+        refused
+            .error_text()
+            .is_some_and(|t| t.ends_with("can't set immutable config")),
+        "{refused:?}"
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "appendonly"]),
+        Reply::Array(vec![Reply::bulk("appendonly"), Reply::bulk("no")])
+    );
+}
+
+#[test]
 fn config_get_and_set_timeouts() {
     let mut sim = sim();
     let c = sim.connect_ready();
