@@ -52,7 +52,7 @@ pub const STORE_BYTES: usize = 8 * 1024;
 /// longest `SET` (a [`MAX_KEY_LEN`] key, a [`MAX_VALUE_LEN`] value and every option, 658 bytes).
 pub const BUFFERS: BufferSizes = BufferSizes {
     rx: 1024,
-    tx: 1600,
+    tx: 2048,
     input: 704,
 };
 /// Keys removed per poll at most, so a mass expiry never holds up serving.
