@@ -72,6 +72,16 @@ const WRITE_TIMEOUT_MS: u64 = 10_000;
 
 const BUFFER_BYTES: usize = BUFFERS.bytes_needed(CONNS);
 
+// What `Server::new` would refuse at boot, refused at build time where it can be.
+const _: () = assert!(
+    BUFFERS.tx >= BUFFERS.reply(),
+    "a send buffer must hold one INFO reply"
+);
+const _: () = assert!(
+    BUFFERS.input > MAX_KEY_LEN + MAX_VALUE_LEN,
+    "input must hold a SET"
+);
+
 /// Parses a decimal number of milliseconds at compile time.
 const fn parse_ms(text: &str) -> u64 {
     let digits = text.as_bytes();
@@ -144,7 +154,7 @@ type Shell = Server<'static, CONNS, KEYS, STORE_BYTES>;
 ///
 /// All zeros or uninitialised until [`App::new`], so the static lands in `.bss`. (A `const`
 /// [`Store`] is not all zeros, so a `static` of it would go to `.data` and cost its whole size,
-/// value bytes included, in flash: it is built in place at start instead.)
+/// value bytes included, in flash: [`App::new`] builds it at start instead.)
 pub struct Storage {
     store: MaybeUninit<Store<KEYS, STORE_BYTES>>,
     sockets: MaybeUninit<[SocketStorage<'static>; CONNS + 1]>,
@@ -198,6 +208,8 @@ impl App {
     ///
     /// If net-shell refuses the capacities above (a build-time mistake, caught by the first
     /// boot in QEMU).
+    // Not inlined: rustc builds the store on the stack before moving it into the static (about
+    // 27 KiB of frame), and inlined into `main` that frame would never be given back.
     #[inline(never)]
     pub fn new<D: Device>(
         config: Config,
@@ -211,7 +223,6 @@ impl App {
             buffer,
             server,
         } = storage;
-        // Built in place: the store is too large for a stack temporary.
         let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
         let store = store.write(Store::with_seed(MAX_KEY_LEN, MAX_VALUE_LEN, seed));
         let sockets = sockets.write([SocketStorage::EMPTY; CONNS + 1]);
