@@ -152,11 +152,11 @@ type Shell = Server<'static, CONNS, KEYS, STORE_BYTES>;
 /// Everything the shell needs, in a static: the store, smoltcp's socket slots (`CONNS` TCP
 /// sockets and one DHCP socket), the per-connection buffers, and the server itself.
 ///
-/// All zeros or uninitialised until [`App::new`], so the static lands in `.bss`. (A `const`
-/// [`Store`] is not all zeros, so a `static` of it would go to `.data` and cost its whole size,
-/// value bytes included, in flash: [`App::new`] builds it at start instead.)
+/// All zeros or uninitialised until [`App::new`], so the static lands in `.bss`: an empty
+/// `Store::new(0, 0)` is all zero bytes, and [`App::new`] gives it its limits and seed in place
+/// (no copy of the store on the stack, no flash image of it).
 pub struct Storage {
-    store: MaybeUninit<Store<KEYS, STORE_BYTES>>,
+    store: Store<KEYS, STORE_BYTES>,
     sockets: MaybeUninit<[SocketStorage<'static>; CONNS + 1]>,
     buffer: [u8; BUFFER_BYTES],
     server: MaybeUninit<Shell>,
@@ -166,7 +166,7 @@ impl Storage {
     /// Empty storage.
     pub const fn new() -> Self {
         Self {
-            store: MaybeUninit::uninit(),
+            store: Store::new(0, 0),
             sockets: MaybeUninit::uninit(),
             buffer: [0; BUFFER_BYTES],
             server: MaybeUninit::uninit(),
@@ -208,8 +208,8 @@ impl App {
     ///
     /// If net-shell refuses the capacities above (a build-time mistake, caught by the first
     /// boot in QEMU).
-    // Not inlined: rustc builds the store on the stack before moving it into the static (about
-    // 27 KiB of frame), and inlined into `main` that frame would never be given back.
+    // Not inlined, so its frame (the server value before it moves into the static) is given
+    // back to `main` after boot.
     #[inline(never)]
     pub fn new<D: Device>(
         config: Config,
@@ -224,7 +224,9 @@ impl App {
             server,
         } = storage;
         let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
-        let store = store.write(Store::with_seed(MAX_KEY_LEN, MAX_VALUE_LEN, seed));
+        store.set_limits(MAX_KEY_LEN, MAX_VALUE_LEN);
+        // Cannot fail: the store is empty at boot.
+        let _ = store.set_seed(seed);
         let sockets = sockets.write([SocketStorage::EMPTY; CONNS + 1]);
 
         let ip = match config.addressing {

@@ -11,7 +11,15 @@ use timer_core::{Tick, TimerId, TimerQueue, TimerWheel};
 
 use crate::pool::{Owners, Pool};
 
-const NIL: u32 = u32::MAX;
+/// "No entry". Entries are numbered from 1 so that an empty store is all zero bytes: a
+/// `static` of it lands in `.bss` (no flash image, no stack temporary at boot).
+const NIL: u32 = 0;
+
+/// The array position of entry number `index` (`NIL` maps out of range).
+#[inline]
+fn position(index: u32) -> usize {
+    (index as usize).wrapping_sub(1)
+}
 
 /// Why a write was refused. Nothing was changed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -81,7 +89,7 @@ struct Entries<const KEYS: usize>([Entry; KEYS]);
 
 impl<const KEYS: usize> Owners for Entries<KEYS> {
     fn moved(&mut self, owner: u32, offset: u32) {
-        if let Some(entry) = self.0.get_mut(owner as usize) {
+        if let Some(entry) = self.0.get_mut(position(owner)) {
             entry.offset = offset;
         }
     }
@@ -124,8 +132,44 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     );
 
     /// An empty store that refuses keys over `max_key_len` and values over `max_value_len` bytes.
+    ///
+    /// `Store::new(0, 0)` is all zero bytes, so `static STORE: ... = Store::new(0, 0)` (or a
+    /// `static_cell::ConstStaticCell`) costs no flash and no boot-time stack even for large
+    /// stores; give it its limits at start with [`set_limits`](Self::set_limits).
     pub const fn new(max_key_len: usize, max_value_len: usize) -> Self {
-        Self::with_seed(max_key_len, max_value_len, 0x9e37_79b9)
+        Self::with_seed(max_key_len, max_value_len, 0)
+    }
+
+    /// Sets the largest key and value accepted from now on (keys already stored stay).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreError, Ttl};
+    ///
+    /// let mut store: Store<4, 256> = Store::new(0, 0); // all zeros: fit for `.bss`
+    /// assert_eq!(store.set(b"k", b"v", Ttl::Persist, 0), Err(StoreError::KeyTooLong));
+    /// store.set_limits(16, 64);
+    /// assert_eq!(store.set(b"k", b"v", Ttl::Persist, 0), Ok(()));
+    /// ```
+    pub fn set_limits(&mut self, max_key_len: usize, max_value_len: usize) {
+        self.max_key_len = max_key_len;
+        self.max_value_len = max_value_len;
+    }
+
+    /// Sets the hash seed. Only allowed while empty (the seed places keys in buckets).
+    ///
+    /// # Errors
+    ///
+    /// `Err(())` if the store holds keys; nothing changes.
+    #[allow(clippy::result_unit_err)]
+    pub fn set_seed(&mut self, seed: u32) -> Result<(), ()> {
+        if self.is_empty() {
+            self.seed = seed;
+            Ok(())
+        } else {
+            Err(())
+        }
     }
 
     /// Like [`new`](Self::new) with a hash seed; give each process a random one where an
@@ -214,7 +258,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                 .entry(index)
                 .is_some_and(|e| e.timer == Some(expired.id))
             {
-                if let Some(entry) = self.entries.0.get_mut(index as usize) {
+                if let Some(entry) = self.entries.0.get_mut(position(index)) {
                     entry.timer = None;
                 }
                 self.remove_index(index);
@@ -336,11 +380,11 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                         .allocate(index, needed, &mut self.entries)
                         .ok_or(StoreError::BytesFull)?;
                     self.write_block(offset, key, value);
-                    if let Some(e) = self.entries.0.get_mut(index as usize) {
+                    if let Some(e) = self.entries.0.get_mut(position(index)) {
                         e.offset = offset;
                     }
                 }
-                if let Some(e) = self.entries.0.get_mut(index as usize) {
+                if let Some(e) = self.entries.0.get_mut(position(index)) {
                     e.value_len = value.len() as u32;
                 }
                 index
@@ -398,7 +442,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         let index = if self.free != NIL {
             self.free
         } else if (self.unused_from as usize) < KEYS {
-            self.unused_from
+            self.unused_from + 1
         } else {
             return Err(StoreError::KeysFull);
         };
@@ -407,14 +451,14 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             .allocate(index, key.len() + value.len(), &mut self.entries)
             .ok_or(StoreError::BytesFull)?;
         if index == self.free {
-            self.free = self.entries.0[index as usize].next;
+            self.free = self.entries.0[position(index)].next;
         } else {
             self.unused_from += 1;
         }
         self.write_block(offset, key, value);
         let hash = self.hash(key);
         let bucket = hash as usize % KEYS;
-        self.entries.0[index as usize] = Entry {
+        self.entries.0[position(index)] = Entry {
             used: true,
             next: self.buckets[bucket],
             hash,
@@ -451,13 +495,13 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             // The wheel has one slot per key: this cannot be full.
             (Ttl::At(at), None) => self.timers.insert(at, index).ok(),
         };
-        if let Some(entry) = self.entries.0.get_mut(index as usize) {
+        if let Some(entry) = self.entries.0.get_mut(position(index)) {
             entry.timer = timer;
         }
     }
 
     fn entry(&self, index: u32) -> Option<&Entry> {
-        self.entries.0.get(index as usize).filter(|e| e.used)
+        self.entries.0.get(position(index)).filter(|e| e.used)
     }
 
     fn hash(&self, key: &[u8]) -> u32 {
@@ -515,16 +559,16 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         } else {
             let mut at = self.buckets[bucket];
             while at != NIL {
-                let next = self.entries.0[at as usize].next;
+                let next = self.entries.0[position(at)].next;
                 if next == index {
-                    self.entries.0[at as usize].next = entry.next;
+                    self.entries.0[position(at)].next = entry.next;
                     break;
                 }
                 at = next;
             }
         }
         self.pool.free(entry.offset);
-        self.entries.0[index as usize] = Entry {
+        self.entries.0[position(index)] = Entry {
             next: self.free,
             ..Entry::VACANT
         };

@@ -3,13 +3,23 @@
 //! Every queue stores its timers here. Slots are handed out from a free list (then, on first
 //! use, by bumping `unused_from`, which keeps `new()` a `const fn`). Each slot remembers a
 //! generation; a [`TimerId`] is valid only while its generation matches the occupant's.
+//!
+//! Inside the crate a slot is named by its position **plus one**, so that 0 can mean "none"
+//! ([`NIL`]) in every link, head and free list. An empty queue is then all zero bytes, and a
+//! `static` of it goes to `.bss`: no flash image, no stack temporary at boot.
 
 use core::num::NonZeroU32;
 
 use crate::TimerId;
 
-/// "No index": the end of a list, or an empty free list.
-pub(crate) const NIL: u32 = u32::MAX;
+/// "No slot": the end of a list, or an empty free list. Slot numbers start at 1.
+pub(crate) const NIL: u32 = 0;
+
+/// The array position of slot number `index` (`NIL` maps out of range).
+#[inline]
+fn position(index: u32) -> usize {
+    (index as usize).wrapping_sub(1)
+}
 
 /// What the arena needs to know about the nodes it stores.
 pub(crate) trait Node {
@@ -36,7 +46,7 @@ pub(crate) struct Arena<E, const N: usize> {
 
 impl<E: Node, const N: usize> Arena<E, N> {
     const CAPACITY_FITS: () = assert!(
-        N < NIL as usize,
+        N < u32::MAX as usize,
         "timer-core: capacity must be below u32::MAX"
     );
 
@@ -72,7 +82,7 @@ impl<E: Node, const N: usize> Arena<E, N> {
     ) -> Result<TimerId, V> {
         let (index, previous) = if self.free_head != NIL {
             let index = self.free_head;
-            match self.slots.get(index as usize) {
+            match self.slots.get(position(index)) {
                 Some(Slot::Vacant {
                     generation,
                     next_free,
@@ -84,7 +94,7 @@ impl<E: Node, const N: usize> Arena<E, N> {
             }
         } else if (self.unused_from as usize) < N {
             self.unused_from += 1;
-            (self.unused_from - 1, 0)
+            (self.unused_from, 0)
         } else {
             return Err(value);
         };
@@ -92,7 +102,7 @@ impl<E: Node, const N: usize> Arena<E, N> {
         let Some(generation) = NonZeroU32::new(previous.wrapping_add(1)) else {
             return Err(value);
         };
-        let Some(slot) = self.slots.get_mut(index as usize) else {
+        let Some(slot) = self.slots.get_mut(position(index)) else {
             return Err(value);
         };
         *slot = Slot::Occupied(build(value, generation));
@@ -102,7 +112,7 @@ impl<E: Node, const N: usize> Arena<E, N> {
 
     /// Frees the slot at `index` and returns its occupant.
     pub(crate) fn release(&mut self, index: u32) -> Option<E> {
-        let slot = self.slots.get_mut(index as usize)?;
+        let slot = self.slots.get_mut(position(index))?;
         let generation = match slot {
             Slot::Occupied(node) => node.generation().get(),
             Slot::Vacant { .. } => return None,
@@ -127,7 +137,7 @@ impl<E: Node, const N: usize> Arena<E, N> {
 
     /// The slot index of `id`, if `id` is live.
     pub(crate) fn resolve(&self, id: TimerId) -> Option<u32> {
-        match self.slots.get(id.index()) {
+        match self.slots.get(position(id.slot())) {
             Some(Slot::Occupied(node)) if node.generation().get() == id.generation() => {
                 Some(id.slot())
             }
@@ -136,14 +146,14 @@ impl<E: Node, const N: usize> Arena<E, N> {
     }
 
     pub(crate) fn get(&self, index: u32) -> Option<&E> {
-        match self.slots.get(index as usize) {
+        match self.slots.get(position(index)) {
             Some(Slot::Occupied(node)) => Some(node),
             _ => None,
         }
     }
 
     pub(crate) fn get_mut(&mut self, index: u32) -> Option<&mut E> {
-        match self.slots.get_mut(index as usize) {
+        match self.slots.get_mut(position(index)) {
             Some(Slot::Occupied(node)) => Some(node),
             _ => None,
         }
@@ -193,7 +203,7 @@ mod tests {
         assert_eq!(first.index(), second.index());
         assert_ne!(first.generation(), second.generation());
         assert_eq!(arena.resolve(first), None);
-        assert_eq!(arena.resolve(second), Some(0));
+        assert_eq!(arena.resolve(second), Some(1));
     }
 
     #[test]
@@ -204,7 +214,7 @@ mod tests {
             next_free: NIL,
         };
         arena.unused_from = 1;
-        arena.free_head = 0;
+        arena.free_head = 1;
         let id = arena.allocate(7, build).unwrap();
         assert_eq!(id.generation(), u32::MAX);
         assert!(arena.release(id.slot()).is_some());

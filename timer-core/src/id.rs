@@ -43,9 +43,11 @@ impl TimerId {
     ///
     /// Useful as a dense key for side tables; two live timers never share an index.
     pub const fn index(self) -> usize {
-        self.index as usize
+        // Internally slots are numbered from 1 (0 means "none"); see `arena`.
+        (self.index as usize).wrapping_sub(1)
     }
 
+    /// The crate-internal slot number (`index() + 1`).
     pub(crate) const fn slot(self) -> u32 {
         self.index
     }
@@ -58,6 +60,6 @@ impl TimerId {
 
 impl fmt::Debug for TimerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TimerId({}v{})", self.index, self.generation)
+        write!(f, "TimerId({}v{})", self.index(), self.generation)
     }
 }

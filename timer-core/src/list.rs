@@ -116,18 +116,18 @@ impl List {
 mod tests {
     use super::*;
 
-    /// A plain link table: node `i` has key `keys[i]`.
+    /// A plain link table of nodes 1..=8 (0 is `NIL`): node `i` has key `keys[i]`.
     struct Table {
-        prev: [u32; 8],
-        next: [u32; 8],
-        keys: [u64; 8],
+        prev: [u32; 9],
+        next: [u32; 9],
+        keys: [u64; 9],
     }
 
     impl Table {
-        fn new(keys: [u64; 8]) -> Self {
+        fn new(keys: [u64; 9]) -> Self {
             Self {
-                prev: [NIL; 8],
-                next: [NIL; 8],
+                prev: [NIL; 9],
+                next: [NIL; 9],
                 keys,
             }
         }
@@ -155,8 +155,8 @@ mod tests {
         }
     }
 
-    fn collect(list: &mut List, table: &mut Table) -> [u32; 8] {
-        let mut out = [NIL; 8];
+    fn collect(list: &mut List, table: &mut Table) -> [u32; 9] {
+        let mut out = [NIL; 9];
         let mut n = 0;
         while let Some(i) = list.pop_front(table) {
             out[n] = i;
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn push_back_then_pop_front_is_fifo() {
-        let mut t = Table::new([0; 8]);
+        let mut t = Table::new([0; 9]);
         let mut list = List::EMPTY;
         for i in [3, 1, 2] {
             list.push_back(&mut t, i);
@@ -179,30 +179,30 @@ mod tests {
 
     #[test]
     fn unlink_head_middle_and_tail() {
-        let mut t = Table::new([0; 8]);
+        let mut t = Table::new([0; 9]);
         let mut list = List::EMPTY;
-        for i in 0..5 {
+        for i in 1..=5 {
             list.push_back(&mut t, i);
         }
-        list.unlink(&mut t, 0);
-        list.unlink(&mut t, 2);
-        list.unlink(&mut t, 4);
-        assert_eq!(collect(&mut list, &mut t)[..3], [1, 3, NIL]);
+        list.unlink(&mut t, 1);
+        list.unlink(&mut t, 3);
+        list.unlink(&mut t, 5);
+        assert_eq!(collect(&mut list, &mut t)[..3], [2, 4, NIL]);
     }
 
     #[test]
     fn insert_sorted_keeps_equal_keys_in_arrival_order() {
-        let mut t = Table::new([5, 3, 5, 1, 9, 3, 0, 0]);
+        let mut t = Table::new([0, 5, 3, 5, 1, 9, 3, 0, 0]);
         let mut list = List::EMPTY;
-        for i in 0..6 {
+        for i in 1..=6 {
             list.insert_sorted(&mut t, i);
         }
-        assert_eq!(collect(&mut list, &mut t)[..7], [3, 1, 5, 0, 2, 4, NIL]);
+        assert_eq!(collect(&mut list, &mut t)[..7], [4, 2, 6, 1, 3, 5, NIL]);
     }
 
     #[test]
     fn take_detaches_everything() {
-        let mut t = Table::new([0; 8]);
+        let mut t = Table::new([0; 9]);
         let mut list = List::EMPTY;
         list.push_back(&mut t, 1);
         list.push_back(&mut t, 2);
