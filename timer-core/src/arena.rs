@@ -145,6 +145,17 @@ impl<E: Node, const N: usize> Arena<E, N> {
         }
     }
 
+    /// The node `id` names, if `id` is live.
+    pub(crate) fn live(&self, id: TimerId) -> Option<&E> {
+        self.get(self.resolve(id)?)
+    }
+
+    /// The node `id` names, mutably, if `id` is live.
+    pub(crate) fn live_mut(&mut self, id: TimerId) -> Option<&mut E> {
+        let index = self.resolve(id)?;
+        self.get_mut(index)
+    }
+
     pub(crate) fn get(&self, index: u32) -> Option<&E> {
         match self.slots.get(position(index)) {
             Some(Slot::Occupied(node)) => Some(node),

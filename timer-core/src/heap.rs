@@ -169,8 +169,7 @@ impl<T, const N: usize, const D: usize> TimerHeap<T, N, D> {
     }
 
     fn position_of(&self, id: TimerId) -> Option<usize> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| node.position as usize)
+        self.nodes.live(id).map(|node| node.position as usize)
     }
 }
 
@@ -218,13 +217,11 @@ impl<T, const N: usize, const D: usize> TimerQueue<T> for TimerHeap<T, N, D> {
     }
 
     fn get(&self, id: TimerId) -> Option<&T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| &node.value)
+        self.nodes.live(id).map(|node| &node.value)
     }
 
     fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get_mut(index).map(|node| &mut node.value)
+        self.nodes.live_mut(id).map(|node| &mut node.value)
     }
 
     fn next_deadline(&self) -> Option<Tick> {

@@ -142,8 +142,7 @@ impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
 
     /// The list a pending timer is on, `None` if `id` is stale.
     pub fn list_of(&self, id: TimerId) -> Option<usize> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| usize::from(node.home))
+        self.nodes.live(id).map(|node| usize::from(node.home))
     }
 
     /// The earliest deadline on list `list`, `None` if it is empty (or out of range).
@@ -212,18 +211,15 @@ impl<T, const N: usize, const L: usize> TimerQueue<T> for TimeoutLists<T, N, L> 
     }
 
     fn deadline(&self, id: TimerId) -> Option<Tick> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| node.deadline)
+        self.nodes.live(id).map(|node| node.deadline)
     }
 
     fn get(&self, id: TimerId) -> Option<&T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| &node.value)
+        self.nodes.live(id).map(|node| &node.value)
     }
 
     fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get_mut(index).map(|node| &mut node.value)
+        self.nodes.live_mut(id).map(|node| &mut node.value)
     }
 
     fn next_deadline(&self) -> Option<Tick> {

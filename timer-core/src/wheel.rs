@@ -279,18 +279,15 @@ impl<T, const N: usize> TimerQueue<T> for TimerWheel<T, N> {
     }
 
     fn deadline(&self, id: TimerId) -> Option<Tick> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| node.deadline)
+        self.nodes.live(id).map(|node| node.deadline)
     }
 
     fn get(&self, id: TimerId) -> Option<&T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get(index).map(|node| &node.value)
+        self.nodes.live(id).map(|node| &node.value)
     }
 
     fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
-        let index = self.nodes.resolve(id)?;
-        self.nodes.get_mut(index).map(|node| &mut node.value)
+        self.nodes.live_mut(id).map(|node| &mut node.value)
     }
 
     fn next_deadline(&self) -> Option<Tick> {
