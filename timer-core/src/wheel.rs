@@ -108,6 +108,9 @@ pub struct TimerWheel<T, const N: usize> {
     levels: [Level; LEVELS],
     due: List,
     elapsed: Tick,
+    /// No occupied slot starts before this tick (a lower bound, so `expire` can return at once
+    /// when nothing can be due). 0 means "unknown": it keeps an empty wheel all zero bytes.
+    check_from: Tick,
 }
 
 impl<T, const N: usize> Default for TimerWheel<T, N> {
@@ -124,6 +127,7 @@ impl<T, const N: usize> TimerWheel<T, N> {
             levels: [const { Level::EMPTY }; LEVELS],
             due: List::EMPTY,
             elapsed: 0,
+            check_from: 0,
         }
     }
 
@@ -148,9 +152,12 @@ impl<T, const N: usize> TimerWheel<T, N> {
         match self.home(deadline) {
             Home::Due => self.due.insert_sorted(&mut self.nodes, index),
             Home::Slot { level, slot } => {
-                let level = &mut self.levels[level];
-                level.slots[slot].push_back(&mut self.nodes, index);
-                level.occupied |= 1 << slot;
+                let lvl = &mut self.levels[level];
+                lvl.slots[slot].push_back(&mut self.nodes, index);
+                lvl.occupied |= 1 << slot;
+                // The slot starts at the deadline with the bits below this level cleared.
+                let start = deadline & !((1u64 << (level as u32 * SLOT_BITS)) - 1);
+                self.check_from = self.check_from.min(start);
             }
         }
     }
@@ -224,9 +231,15 @@ impl<T, const N: usize> TimerWheel<T, N> {
             if now <= self.elapsed {
                 return None;
             }
+            if now < self.check_from {
+                // No slot starts by `now`: nothing to cascade, nothing due.
+                self.elapsed = now;
+                return None;
+            }
             match self.next_expiration() {
                 Some((level, slot, start)) if start <= now => self.process(level, slot, start),
-                _ => {
+                next => {
+                    self.check_from = next.map_or(Tick::MAX, |(_, _, start)| start);
                     self.elapsed = now;
                     return None;
                 }
