@@ -558,7 +558,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     }
 
     fn accept(&mut self, index: usize, now: Tick) {
-        let served = self.conns.iter().filter(|c| c.counted).count();
+        // Connections we are already closing do not hold a client slot: a client closed for a
+        // protocol error or a timeout must not lock out the next one while its FIN drains.
+        let served = self
+            .conns
+            .iter()
+            .filter(|c| c.counted && c.phase == Phase::Open)
+            .count();
         if served >= CONNS - 1 || self.shutting_down {
             self.stats.rejected_connections += 1;
             let handle = self.conns[index].socket;

@@ -232,6 +232,27 @@ fn max_clients_served_and_the_next_refused() {
     assert_eq!(sim.stats().total_connections_received, 4);
 }
 
+/// A client the server is closing (here for a protocol error, while the peer never closes its
+/// side) no longer holds a client slot: the next client is served, not refused.
+#[test]
+fn closing_client_frees_its_slot_for_the_next_one() {
+    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
+    sim.send(clients[0], b"*1\r\n$x\r\n");
+    assert_eq!(
+        sim.replies(clients[0]),
+        vec![Reply::error("ERR Protocol error: invalid bulk length")]
+    );
+    assert!(sim.closed_by_server(clients[0]));
+    // The peer keeps its side open: the slot is still closing on the server.
+    let next = sim.connect_ready();
+    assert_eq!(sim.request(next, &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().rejected_connections, 0);
+    for &c in &clients[1..] {
+        assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    }
+}
+
 /// A refused client that never closes is aborted after close_ms, freeing the refusing socket.
 #[test]
 fn refused_client_that_stays_is_aborted() {
