@@ -44,6 +44,8 @@ pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     pub clock: Clock,
     /// Client slots (for `INFO clients`).
     pub max_clients: usize,
+    /// The tick the server started at (for `INFO` uptime).
+    pub started: Tick,
 }
 
 const SYNTAX: &str = "ERR syntax error";

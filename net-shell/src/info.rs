@@ -26,7 +26,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
     let mut text: heapless::String<INFO_CAPACITY> = heapless::String::new();
     let stats = &*ctx.stats;
     let store = &ctx.store;
-    let uptime_s = ctx.clock.now / 1000;
+    let uptime_s = ctx.clock.now.saturating_sub(ctx.started) / 1000;
     // A full buffer only truncates the text; it is sized for every section.
     let _ = (|| -> core::fmt::Result {
         if wants("server") {

@@ -200,6 +200,8 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     expire_budget: usize,
     unix_offset_ms: Option<u64>,
     last_now: Tick,
+    /// The tick `new` was given, for `INFO` uptime.
+    started: Tick,
     more_keys_due: bool,
     shutting_down: bool,
     /// A `CONFIG SET` changed the timeouts: re-arm every connection's timers.
@@ -343,6 +345,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             expire_budget: config.expire_budget.max(1),
             unix_offset_ms: None,
             last_now: now,
+            started: now,
             more_keys_due: false,
             shutting_down: false,
             timeouts_changed: false,
@@ -641,6 +644,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 Ok(Parsed::Command { command, consumed }) => {
                     let timeouts = self.timeouts;
                     let mut ctx = Context {
+                        started: self.started,
                         store: self.store,
                         stats: &mut self.stats,
                         timeouts: &mut self.timeouts,

@@ -328,6 +328,20 @@ fn info_reports_expiry_and_close_counters() {
     assert_eq!(sim.stats().idle_timeout_closes, 1);
 }
 
+/// Uptime counts from the tick the server was built at, not from tick 0.
+#[test]
+fn info_uptime_counts_from_server_start() {
+    let start = 86_400_000 * 3; // the host had been up three days
+    let mut sim: Sim<4, 256, 65536> =
+        Sim::build_at(sim::config(Timeouts::DEFAULT), sim::store(), start).expect("setup");
+    sim.poll_server();
+    let c = sim.connect_ready();
+    sim.run_until(start + 2_500);
+    let info = sim.request(c, &["INFO", "server"]).text();
+    assert_eq!(info_field(&info, "uptime_in_seconds"), 2);
+    assert_eq!(info_field(&info, "uptime_in_days"), 0);
+}
+
 #[test]
 fn config_get_persistence_params_answers_fixed_values_and_refuses_set() {
     let mut sim = sim();

@@ -255,26 +255,38 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         config: ServerConfig,
         store: &'static mut Store<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
+        Self::build_at(config, store, 0)
+    }
+
+    /// Builds the server and the client side at time `start`, polling neither.
+    pub fn build_at(
+        config: ServerConfig,
+        store: &'static mut Store<K, B>,
+        start: u64,
+    ) -> Result<Self, net_shell::SetupError> {
         let slots: &'static mut [SocketStorage<'static>] =
             Box::leak((0..=C).map(|_| SocketStorage::EMPTY).collect());
         let buffer: &'static mut [u8] =
             Box::leak(vec![0u8; config.buffers.bytes_needed(C)].into_boxed_slice());
         let (mut server_link, mut client_link) = link();
-        let server = Server::new(config, store, slots, buffer, &mut server_link, 0)?;
+        let server = Server::new(config, store, slots, buffer, &mut server_link, start)?;
 
         let mut client_config = Config::new(HardwareAddress::Ethernet(EthernetAddress([
             0x02, 0, 0, 0, 0, 2,
         ])));
         client_config.random_seed = 0xc11e;
-        let mut client_iface =
-            Interface::new(client_config, &mut client_link, Instant::from_millis(0));
+        let mut client_iface = Interface::new(
+            client_config,
+            &mut client_link,
+            Instant::from_millis(start as i64),
+        );
         client_iface.update_ip_addrs(|addrs| {
             addrs
                 .push(IpCidr::new(IpAddress::Ipv4(CLIENT_IP), 24))
                 .unwrap();
         });
         let sim = Self {
-            now: 0,
+            now: start,
             server,
             server_link,
             client_link,
