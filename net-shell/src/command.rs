@@ -73,11 +73,14 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
         return Ok(After::Continue);
     };
     let is = |s: &str| name.eq_ignore_ascii_case(s.as_bytes());
+    // Like Redis, a command counts as processed once it is known and its arity is right, even
+    // if it then answers an error; unknown commands and wrong arity are rejected uncounted.
     macro_rules! arity {
         ($ok:expr, $name:expr) => {
             if !($ok) {
                 return wrong_arity(out, $name);
             }
+            ctx.stats.total_commands_processed += 1;
         };
     }
     let n = args.len();
@@ -91,6 +94,7 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
         arity!(n == 1, "echo");
         out.bulk(args[0])?;
     } else if is("quit") {
+        ctx.stats.total_commands_processed += 1;
         out.simple("OK")?;
         return Ok(After::Close);
     } else if is("get") {
@@ -207,11 +211,13 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
         ctx.store.clear();
         out.simple("OK")?;
     } else if is("info") {
+        ctx.stats.total_commands_processed += 1;
         crate::info::write_info(args.first().copied(), ctx, out)?;
     } else if is("config") {
         arity!(n >= 1, "config");
         config(args, ctx, out)?;
     } else if is("command") {
+        ctx.stats.total_commands_processed += 1;
         command(args, out)?;
     } else if is("select") {
         arity!(n == 1, "select");

@@ -655,7 +655,6 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                         max_clients: CONNS - 1,
                     };
                     let after = command::execute(command.as_slice(), &mut ctx, &mut out);
-                    self.stats.total_commands_processed += 1;
                     executed = true;
                     if self.timeouts != timeouts {
                         self.timeouts_changed = true;

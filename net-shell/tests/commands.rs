@@ -328,6 +328,24 @@ fn info_reports_expiry_and_close_counters() {
     assert_eq!(sim.stats().idle_timeout_closes, 1);
 }
 
+/// As in Redis, unknown commands and wrong arity are rejected uncounted; a known command that
+/// answers an error (a syntax error) still counts.
+#[test]
+fn total_commands_processed_counts_like_redis() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let before = sim.stats().total_commands_processed;
+    assert!(sim.request(c, &["NOSUCH", "x"]).error_text().is_some());
+    assert!(sim.request(c, &["GET"]).error_text().is_some());
+    assert_eq!(sim.stats().total_commands_processed, before);
+    assert_eq!(
+        sim.request(c, &["SET", "k", "v", "NX", "XX"]),
+        Reply::error("ERR syntax error")
+    );
+    assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().total_commands_processed, before + 2);
+}
+
 /// Uptime counts from the tick the server was built at, not from tick 0.
 #[test]
 fn info_uptime_counts_from_server_start() {
