@@ -14,6 +14,9 @@ cargo fmt --all -- --check
 step "clippy (host, warnings denied)"
 cargo clippy --workspace --all-targets --features net-shell/std -- -D warnings
 cargo clippy -p timer-core --all-targets --all-features -- -D warnings
+(cd firmware && cargo clippy --release -- -D warnings)
+(cd firmware && cargo clippy --release --no-default-features --features nucleo-f429zi -- -D warnings)
+(cd firmware && cargo clippy -p lan9118 --target x86_64-unknown-linux-gnu --all-targets -- -D warnings)
 
 step "no_std builds for the thumb targets"
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
