@@ -6,6 +6,9 @@
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
+#[macro_use]
+mod fmt;
+
 pub mod command;
 mod config;
 mod connection;

@@ -497,6 +497,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         };
         match self.sockets.get_mut::<dhcpv4::Socket>(dhcp.handle).poll() {
             Some(dhcpv4::Event::Configured(lease)) => {
+                info!("DHCP lease: {}", lease.address);
                 apply_address(&mut self.iface, Some((lease.address, lease.router)));
                 dhcp.leased = true;
                 dhcp.on_fallback = false;
@@ -504,6 +505,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             // smoltcp also reports Deconfigured once at start; only a lost lease (not the wait
             // for the first one) falls back at once.
             Some(dhcpv4::Event::Deconfigured) if dhcp.leased => {
+                warn!("DHCP lease lost");
                 apply_address(&mut self.iface, None);
                 dhcp.leased = false;
                 dhcp.fallback_at = now;
@@ -512,6 +514,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         if !dhcp.leased && !dhcp.on_fallback && now >= dhcp.fallback_at {
             if let Some(fallback) = dhcp.fallback {
+                warn!("no DHCP lease: using the fallback address {}", fallback.0);
                 apply_address(&mut self.iface, Some(fallback));
                 dhcp.on_fallback = true;
             }
@@ -569,6 +572,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             .filter(|c| c.counted && c.phase == Phase::Open)
             .count();
         if served >= CONNS - 1 || self.shutting_down {
+            info!("refused a client: all {} client slots are busy", CONNS - 1);
             self.stats.rejected_connections += 1;
             let handle = self.conns[index].socket;
             let _ = self
@@ -581,6 +585,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         // Like Redis, count only the connections accepted, not those refused.
         self.stats.total_connections_received += 1;
+        if let Some(peer) = self
+            .sockets
+            .get::<tcp::Socket>(self.conns[index].socket)
+            .remote_endpoint()
+        {
+            debug!("slot {}: client {} connected", index, peer);
+        }
         let conn = &mut self.conns[index];
         conn.phase = Phase::Open;
         conn.counted = true;
@@ -635,6 +646,10 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                             .sockets
                             .get_mut::<tcp::Socket>(handle)
                             .send_slice(TOO_BIG);
+                        info!(
+                            "slot {}: request larger than the input buffer, closing",
+                            index
+                        );
                         self.stats.protocol_error_closes += 1;
                         close = true;
                     }
@@ -670,6 +685,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     consumed
                 }
                 Err(error) => {
+                    info!("slot {}: {}, closing", index, error);
                     let _ = out.protocol_error(error);
                     self.stats.protocol_error_closes += 1;
                     close = true;
@@ -834,13 +850,16 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             conn.timer = None;
             match conn.phase {
                 Phase::Closing => {
+                    debug!("slot {}: the peer did not finish closing, aborting", index);
                     self.stats.aborted_closes += 1;
                     self.recycle(index);
                 }
                 Phase::Open => {
                     if conn.timer_list == list::READ {
+                        debug!("slot {}: read timeout, closing", index);
                         self.stats.read_timeout_closes += 1;
                     } else {
+                        debug!("slot {}: idle timeout, closing", index);
                         self.stats.idle_timeout_closes += 1;
                     }
                     self.begin_close(index, now);
@@ -858,6 +877,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             conn.write_timer = None;
             if conn.phase == Phase::Open {
+                debug!("slot {}: write timeout, closing", index);
                 self.stats.write_timeout_closes += 1;
                 self.begin_close(index, now);
             }
