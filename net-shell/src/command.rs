@@ -46,6 +46,8 @@ pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     pub max_clients: usize,
     /// The tick the server started at (for `INFO` uptime).
     pub started: Tick,
+    /// The connection's id (`CLIENT ID`, `HELLO`): its number among all accepted, from 1.
+    pub client_id: u64,
 }
 
 const SYNTAX: &str = "ERR syntax error";
@@ -231,9 +233,14 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
         let sub = args[0];
         if sub.eq_ignore_ascii_case(b"setname") || sub.eq_ignore_ascii_case(b"setinfo") {
             out.simple("OK")?;
+        } else if sub.eq_ignore_ascii_case(b"id") {
+            out.integer(ctx.client_id.min(i64::MAX as u64) as i64)?;
         } else {
             return unknown_subcommand(out, sub, "client");
         }
+    } else if is("hello") {
+        ctx.stats.total_commands_processed += 1;
+        hello(args, ctx.client_id, out)?;
     } else {
         return unknown_command(out, name, args);
     }
@@ -885,6 +892,63 @@ fn config<const K: usize, const B: usize>(
     Ok(After::Continue)
 }
 
+/// `HELLO [protover [AUTH user pass] [SETNAME name]]`. This server speaks RESP2 only: version 2
+/// (or none) gets Redis' handshake reply as a flat array; any other version gets `-NOPROTO`, as
+/// Redis answers versions it does not speak, so clients can fall back to RESP2.
+fn hello(args: &[&[u8]], client_id: u64, out: &mut ReplyWriter<'_>) -> Reply {
+    if let Some(version) = args.first() {
+        match parse_i64(version) {
+            Some(2) => {}
+            Some(_) => return error(out, "NOPROTO unsupported protocol version"),
+            None => {
+                return error(
+                    out,
+                    "ERR Protocol version is not an integer or out of range",
+                )
+            }
+        }
+    }
+    // Options: AUTH takes two arguments, SETNAME one. There is no password to check (like a
+    // Redis whose default user has none), and names are not kept.
+    let mut i = 1;
+    while i < args.len() {
+        let option = args[i];
+        let takes = if option.eq_ignore_ascii_case(b"auth") {
+            2
+        } else if option.eq_ignore_ascii_case(b"setname") {
+            1
+        } else {
+            return error_fmt(
+                out,
+                format_args!("ERR Syntax error in HELLO option '{}'", Shown(option)),
+            );
+        };
+        if i + takes >= args.len() {
+            return error_fmt(
+                out,
+                format_args!("ERR Syntax error in HELLO option '{}'", Shown(option)),
+            );
+        }
+        i += takes + 1;
+    }
+    out.array_header(14)?;
+    out.bulk(b"server")?;
+    out.bulk(b"redis")?;
+    out.bulk(b"version")?;
+    out.bulk(b"7.0.0")?;
+    out.bulk(b"proto")?;
+    out.integer(2)?;
+    out.bulk(b"id")?;
+    out.integer(client_id.min(i64::MAX as u64) as i64)?;
+    out.bulk(b"mode")?;
+    out.bulk(b"standalone")?;
+    out.bulk(b"role")?;
+    out.bulk(b"master")?;
+    out.bulk(b"modules")?;
+    out.array_header(0)?;
+    Ok(After::Continue)
+}
+
 /// Glob match with `*` and `?`, ASCII case-insensitive (enough for CONFIG GET).
 fn glob(pattern: &[u8], text: &[u8]) -> bool {
     match pattern.split_first() {
@@ -913,7 +977,7 @@ fn command(args: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
 }
 
 /// The number of commands [`execute`] knows (for `COMMAND COUNT`).
-const COMMAND_COUNT: i64 = 33;
+const COMMAND_COUNT: i64 = 34;
 
 #[cfg(test)]
 mod tests {

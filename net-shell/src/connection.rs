@@ -29,6 +29,8 @@ pub(crate) mod list {
 
 pub(crate) struct Connection<'a> {
     pub(crate) socket: SocketHandle,
+    /// The client's id: its number among all connections accepted, from 1.
+    pub(crate) id: u64,
     /// Bytes received and not yet consumed by the parser.
     pub(crate) input: &'a mut [u8],
     pub(crate) input_len: usize,
@@ -60,6 +62,7 @@ impl<'a> Connection<'a> {
     pub(crate) fn new(socket: SocketHandle, input: &'a mut [u8]) -> Self {
         Self {
             socket,
+            id: 0,
             input,
             input_len: 0,
             phase: Phase::Listening,

@@ -593,6 +593,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             debug!("slot {}: client {} connected", index, peer);
         }
         let conn = &mut self.conns[index];
+        conn.id = self.stats.total_connections_received;
         conn.phase = Phase::Open;
         conn.counted = true;
         conn.reset(now);
@@ -660,6 +661,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     let timeouts = self.timeouts;
                     let mut ctx = Context {
                         started: self.started,
+                        client_id: conn.id,
                         store: self.store,
                         stats: &mut self.stats,
                         timeouts: &mut self.timeouts,

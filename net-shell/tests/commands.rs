@@ -346,6 +346,57 @@ fn total_commands_processed_counts_like_redis() {
     assert_eq!(sim.stats().total_commands_processed, before + 2);
 }
 
+/// HELLO negotiates RESP2 like Redis: the handshake as a flat array for version 2 (or none),
+/// NOPROTO for RESP3 so a client can fall back; CLIENT ID agrees with HELLO's id.
+#[test]
+fn hello_answers_resp2_handshake_and_noproto_for_resp3() {
+    let mut sim = sim();
+    let first = sim.connect_ready();
+    let second = sim.connect_ready();
+    let handshake = |id: i64| {
+        Reply::Array(vec![
+            Reply::bulk("server"),
+            Reply::bulk("redis"),
+            Reply::bulk("version"),
+            Reply::bulk("7.0.0"),
+            Reply::bulk("proto"),
+            int(2),
+            Reply::bulk("id"),
+            int(id),
+            Reply::bulk("mode"),
+            Reply::bulk("standalone"),
+            Reply::bulk("role"),
+            Reply::bulk("master"),
+            Reply::bulk("modules"),
+            Reply::Array(vec![]),
+        ])
+    };
+    assert_eq!(sim.request(first, &["CLIENT", "ID"]), int(1));
+    assert_eq!(sim.request(second, &["CLIENT", "ID"]), int(2));
+    assert_eq!(sim.request(second, &["HELLO"]), handshake(2));
+    assert_eq!(
+        sim.request(
+            first,
+            &["HELLO", "2", "AUTH", "default", "pw", "SETNAME", "app"]
+        ),
+        handshake(1)
+    );
+    assert_eq!(
+        sim.request(first, &["HELLO", "3"]),
+        Reply::error("NOPROTO unsupported protocol version")
+    );
+    assert_eq!(
+        sim.request(first, &["HELLO", "two"]),
+        Reply::error("ERR Protocol version is not an integer or out of range")
+    );
+    assert_eq!(
+        sim.request(first, &["HELLO", "2", "AUTH", "default"]),
+        Reply::error("ERR Syntax error in HELLO option 'AUTH'")
+    );
+    // The connection is still in RESP2 and working.
+    assert_eq!(sim.request(first, &["PING"]), Reply::simple("PONG"));
+}
+
 /// Uptime counts from the tick the server was built at, not from tick 0.
 #[test]
 fn info_uptime_counts_from_server_start() {
@@ -517,8 +568,8 @@ fn unknown_command_and_wrong_arity_use_redis_7_text() {
         Reply::error("ERR unknown command 'FOO', with args beginning with: 'a' 'b' ")
     );
     assert_eq!(
-        sim.request(c, &["hello"]),
-        Reply::error("ERR unknown command 'hello', with args beginning with: ")
+        sim.request(c, &["hullo"]),
+        Reply::error("ERR unknown command 'hullo', with args beginning with: ")
     );
     // Every argument while the list is under 128 bytes, the last cut to fit, CR/LF as spaces.
     assert_eq!(
