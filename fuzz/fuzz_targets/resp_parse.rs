@@ -4,7 +4,7 @@
 //! quoting style, request bytes...]`. Checked:
 //!
 //! - `parse` never panics, and every `consumed` is in `1..=input.len()` and within
-//!   `Limits::max_request_len(MAX_ARGS)` (see [`EMPTY_WITHIN_MAX_REQUEST_LEN`]); arguments are slices of
+//!   `Limits::max_request_len(MAX_ARGS)`, empty multibulks included; arguments are slices of
 //!   the consumed bytes; bytes past the request are never written, and a multibulk request is not
 //!   written at all;
 //! - the answer does not depend on how the bytes were split: a prefix parses as `Incomplete` or
@@ -24,13 +24,6 @@ use net_shell::resp::{parse, Limits, Parsed, ProtocolError, ReplyWriter};
 
 /// Header bytes before the request.
 const HEADER: usize = 6;
-
-/// Whether an empty multibulk request (`*0`, `*-1`, ...) must fit `Limits::max_request_len`, as
-/// that function's docs say every request does. Off while it does not: `max_request_len` counts a
-/// `*<count>` line as `3 + decimal_len(max_args)` bytes, but an empty request's count line may be
-/// up to `max_inline_len + 2` (reproducer: `artifacts/resp_parse/max-request-len-empty-multibulk`,
-/// see README.md). With it off, empty requests are held to that corrected bound instead.
-const EMPTY_WITHIN_MAX_REQUEST_LEN: bool = false;
 
 /// Commands per input whose round trips are checked (each costs a few parses).
 const ROUND_TRIPS: usize = 4;
@@ -102,14 +95,8 @@ fn parse_checked<const MAX_ARGS: usize>(buf: &mut [u8], limits: &Limits) -> Outc
             "consumed {consumed} of {} bytes",
             original.len()
         );
+        // Every request, empty multibulks (`*-1234567`) included, fits `max_request_len`.
         let bound = limits.max_request_len(MAX_ARGS);
-        let bound = match outcome {
-            Outcome::Empty { .. } if !EMPTY_WITHIN_MAX_REQUEST_LEN => {
-                // A `*<count>` line with its `\r` at `max_inline_len`, then one more byte.
-                bound.max(limits.max_inline_len.saturating_add(2))
-            }
-            _ => bound,
-        };
         assert!(
             consumed <= bound,
             "a request of {consumed} bytes, over max_request_len({MAX_ARGS}) = {bound} of {limits:?}"

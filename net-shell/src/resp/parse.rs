@@ -70,8 +70,10 @@ impl Limits {
     }
 
     /// The most bytes one request within these limits and `max_args` arguments can take: the
-    /// longer of a longest inline line with its `\n` and a multibulk request of `max_args`
-    /// longest bulks. Saturates at `usize::MAX`.
+    /// longest of a longest inline line with its `\n`, a multibulk request of `max_args` longest
+    /// bulks, and an empty multibulk request (`*0`, `*-1`, ...: its count is not bounded by
+    /// `max_args`, only by the line limit and the 20 characters of an `i64`). Saturates at
+    /// `usize::MAX`.
     ///
     /// # Examples
     ///
@@ -90,10 +92,22 @@ impl Limits {
             .saturating_add(self.max_bulk_len);
         let multibulk = count_line.saturating_add(bulk.saturating_mul(max_args));
         let inline = self.max_inline_len.saturating_add(1);
-        if multibulk > inline {
+        // '*' and up to 20 characters of a count, within the line limit, then "\r\n".
+        let empty_line = if self.max_inline_len < 21 {
+            self.max_inline_len
+        } else {
+            21
+        };
+        let empty = empty_line + 2;
+        let longest = if multibulk > inline {
             multibulk
         } else {
             inline
+        };
+        if longest > empty {
+            longest
+        } else {
+            empty
         }
     }
 }
@@ -979,5 +993,28 @@ mod tests {
         let encoded = encode_multibulk(&args);
         assert_eq!(limits.max_request_len(3), encoded.len);
         assert_eq!(Limits::new(usize::MAX, 8).max_request_len(3), usize::MAX);
+    }
+
+    /// Found by fuzz/resp_parse: an empty multibulk's count is not bounded by `max_args`, so its
+    /// header can be longer than a full request of `max_args` arguments.
+    #[test]
+    fn max_request_len_fits_an_empty_multibulk_with_a_long_count() {
+        let limits = Limits::new(0, 9);
+        let request = b"*-1234567\r\n";
+        let mut input = *request;
+        assert!(matches!(
+            parse::<1>(&mut input, &limits),
+            Ok(Parsed::Empty { consumed: 11 })
+        ));
+        assert!(limits.max_request_len(1) >= request.len());
+
+        let limits = Limits::new(11, 21);
+        let request = b"*-9223372036854775808\r\n";
+        let mut input = *request;
+        assert!(matches!(
+            parse::<1>(&mut input, &limits),
+            Ok(Parsed::Empty { consumed: 23 })
+        ));
+        assert!(limits.max_request_len(1) >= request.len());
     }
 }
