@@ -13,11 +13,11 @@ compile_error!("select one board feature: `qemu-mps2-an386` (default) or `nucleo
 
 mod app;
 mod board;
+#[cfg(feature = "qemu-mps2-an386")]
+mod cmsdk_time;
 mod nic;
 mod panic;
 mod status_led;
-#[cfg(feature = "qemu-mps2-an386")]
-mod systick_time;
 mod wake;
 
 use core::fmt::Write as _;

@@ -1,4 +1,5 @@
-//! QEMU `mps2-an386`: Cortex-M4F at 25 MHz, LAN9118 at 0x4020_0000 on IRQ 13, FPGA I/O LEDs.
+//! QEMU `mps2-an386`: Cortex-M4F at 25 MHz, LAN9118 at 0x4020_0000 on IRQ 13, CMSDK APB timers
+//! 0 and 1 (time, timer 0 on IRQ 8), FPGA I/O LEDs.
 //!
 //! Logs: defmt over semihosting stdout (decode with `defmt-print -e ELF`). The ready line and
 //! panic messages also go to semihosting stderr as plain text, for host tests without a
@@ -14,12 +15,13 @@ use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 
 use crate::app::{self, Addressing, StaticV4};
 use crate::nic::lan9118::{Lan9118Nic, Mmio};
-use crate::{systick_time, wake};
+use crate::{cmsdk_time, wake};
 
 use defmt_semihosting as _;
 
 const LAN9118_BASE: usize = 0x4020_0000;
 const LAN9118_IRQ: Irq = Irq(13);
+const ALARM_TIMER_IRQ: Irq = Irq(cmsdk_time::ALARM_IRQ);
 const FPGAIO_LED: usize = 0x4002_8000;
 
 /// The board's NIC.
@@ -35,14 +37,21 @@ pub struct Board {
     pub app_config: app::Config,
 }
 
-/// Brings the board up: SysTick time driver, LAN9118 with its RX interrupt.
+/// Brings the board up: the time driver on CMSDK APB timers 0 and 1 with timer 0's interrupt,
+/// LAN9118 with its RX interrupt.
 ///
 /// # Panics
 ///
 /// When called twice, or when the LAN9118 does not come up.
 pub fn init() -> Board {
-    let core = cortex_m::Peripherals::take().expect("init runs once");
-    systick_time::start(core.SYST);
+    // Taken only as the guard that `init` runs once.
+    let _core = cortex_m::Peripherals::take().expect("init runs once");
+    // SAFETY: mps2-an386 maps CMSDK APB timers 0 and 1 at the addresses `start` uses, nothing
+    // else in the firmware touches them, and `Peripherals::take` above makes this run once.
+    unsafe { cmsdk_time::start() };
+    // SAFETY: unmasking cannot break a critical section here (none is active); the handler,
+    // `DefaultHandler`, is ready.
+    unsafe { NVIC::unmask(ALARM_TIMER_IRQ) };
 
     // SAFETY: the LAN9118 of mps2-an386 is mapped at LAN9118_BASE, and this is the only
     // `Lan9118Nic` (`Peripherals::take` above guarantees `init` runs once).
@@ -90,8 +99,8 @@ pub fn halt_after_panic(info: &PanicInfo) -> ! {
 #[derive(Clone, Copy)]
 struct Irq(u16);
 
-// SAFETY: only built from numbers of interrupts mps2-an386 has (`LAN9118_IRQ`, and the numbers
-// the NVIC itself reports to `DefaultHandler`).
+// SAFETY: only built from numbers of interrupts mps2-an386 has (`LAN9118_IRQ`, `ALARM_TIMER_IRQ`
+// of CMSDK APB timer 0, and the numbers the NVIC itself reports to `DefaultHandler`).
 unsafe impl InterruptNumber for Irq {
     fn number(self) -> u16 {
         self.0
@@ -107,6 +116,8 @@ unsafe fn DefaultHandler(irqn: i16) {
         let mut regs = unsafe { Mmio::new(LAN9118_BASE) };
         lan9118::acknowledge_rx_interrupt(&mut regs);
         wake::raise();
+    } else if irqn == ALARM_TIMER_IRQ.0 as i16 {
+        cmsdk_time::on_alarm_interrupt();
     } else if let Ok(irq) = u16::try_from(irqn) {
         // An interrupt nobody enabled: mask it rather than spin in it.
         NVIC::mask(Irq(irq));
