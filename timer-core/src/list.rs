@@ -1,9 +1,10 @@
 //! Intrusive, index-linked, circular doubly linked lists.
 //!
 //! A list is one `u32` (its head); each node carries `prev`/`next` indices into the arena that
-//! holds it, and the tail is `prev(head)`. No pointers, so no `unsafe`: the same idea as heapless'
-//! `sorted_linked_list`, with O(1) unlink from anywhere. Any number of lists can thread through
-//! one arena: the wheel keeps 64 per level, the timeout lists one per timeout.
+//! holds it, and the tail is `prev(head)`. Indices instead of pointers keep this safe Rust: the
+//! same idea as heapless' `sorted_linked_list`, with O(1) unlink from anywhere. Any number of
+//! lists can thread through one arena: the wheel keeps 64 per level, the timeout lists one per
+//! timeout.
 
 use crate::arena::NIL;
 
