@@ -8,6 +8,7 @@ use core::fmt::Write as _;
 use timer_core::Tick;
 
 use crate::config::Timeouts;
+use crate::decimal::{parse_i64, Decimal};
 use crate::resp::{ReplyWriter, WriteFull};
 use crate::stats::Stats;
 use crate::store::{Store, StoreError, Ttl};
@@ -347,33 +348,6 @@ impl core::fmt::Display for Upper<'_> {
             .chars()
             .try_for_each(|c| f.write_char(c.to_ascii_uppercase()))
     }
-}
-
-/// Parses a Redis integer: optional `-`, digits, no `+`, no leading zeros, no spaces.
-pub(crate) fn parse_i64(text: &[u8]) -> Option<i64> {
-    let (negative, digits) = match text {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, text),
-    };
-    if digits.is_empty() || digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
-        return None;
-    }
-    if negative && digits == b"0" {
-        return None;
-    }
-    let mut value: i64 = 0;
-    for &d in digits {
-        if !d.is_ascii_digit() {
-            return None;
-        }
-        let digit = i64::from(d - b'0');
-        value = if negative {
-            value.checked_mul(10)?.checked_sub(digit)?
-        } else {
-            value.checked_mul(10)?.checked_add(digit)?
-        };
-    }
-    Some(value)
 }
 
 /// `now + amount × unit` ms as a deadline, `None` if it overflows Redis' range. A result in the
@@ -741,32 +715,12 @@ fn incr_by<const K: usize, const B: usize>(
     let Some(next) = current.checked_add(by) else {
         return error(out, OVERFLOW);
     };
-    let mut digits = [0u8; 20];
-    let text = format_i64(next, &mut digits);
-    match ctx.store.set(key, text, Ttl::Keep, now) {
+    let text = Decimal::signed(next);
+    match ctx.store.set(key, text.as_bytes(), Ttl::Keep, now) {
         Ok(()) => out.integer(next)?,
         Err(e) => store_error(ctx, out, e)?,
     }
     Ok(After::Continue)
-}
-
-/// Formats `n` in decimal into `buf`, returning the digits.
-pub(crate) fn format_i64(n: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut at = buf.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
 }
 
 /// The CONFIG parameters this server has: name, getter, setter (values in the units shown).
@@ -831,9 +785,8 @@ fn config<const K: usize, const B: usize>(
         out.array_header(count * 2)?;
         for param in PARAMS.iter().filter(|p| matches(p)) {
             out.bulk(param.name.as_bytes())?;
-            let mut digits = [0u8; 20];
-            let value = (param.get)(ctx.timeouts).min(MAX_MS) as i64;
-            out.bulk(format_i64(value, &mut digits))?;
+            let value = (param.get)(ctx.timeouts).min(MAX_MS);
+            out.bulk(Decimal::new(value).as_bytes())?;
         }
         for (name, value) in FIXED_PARAMS.iter().filter(|(name, _)| matches_fixed(name)) {
             out.bulk(name.as_bytes())?;
@@ -982,27 +935,6 @@ const COMMAND_COUNT: i64 = 34;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parse_i64_follows_redis_rules() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"-12"), Some(-12));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        assert_eq!(parse_i64(b"9223372036854775808"), None);
-        for bad in [&b""[..], b"+1", b"01", b"-0", b" 1", b"1 ", b"1a", b"-"] {
-            assert_eq!(parse_i64(bad), None, "{:?}", core::str::from_utf8(bad));
-        }
-    }
-
-    #[test]
-    fn format_i64_round_trips_extremes() {
-        let mut buf = [0u8; 20];
-        for n in [0, 7, -7, i64::MAX, i64::MIN] {
-            let text = format_i64(n, &mut buf);
-            assert_eq!(parse_i64(text), Some(n));
-        }
-    }
 
     #[test]
     fn glob_matches_config_patterns() {

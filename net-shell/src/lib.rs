@@ -12,6 +12,7 @@ mod fmt;
 pub mod command;
 mod config;
 mod connection;
+mod decimal;
 mod info;
 mod pool;
 pub mod resp;

@@ -221,26 +221,16 @@ struct DhcpState {
 /// The length of `SET <key> <value> NX GET PXAT -9223372036854775808` as a multibulk request,
 /// for the longest key and value: the longest request the input buffer must hold.
 const fn longest_set_request(max_key: usize, max_value: usize) -> usize {
-    const fn digits(mut n: usize) -> usize {
-        let mut count = 1;
-        while n >= 10 {
-            n /= 10;
-            count += 1;
-        }
-        count
-    }
-    // `$<len>\r\n<bytes>\r\n`
-    const fn bulk(len: usize) -> usize {
-        1 + digits(len) + 2 + len + 2
-    }
-    "*7\r\n".len()
-        + bulk("SET".len())
-        + bulk(max_key)
-        + bulk(max_value)
-        + bulk("NX".len())
-        + bulk("GET".len())
-        + bulk("PXAT".len())
-        + bulk("-9223372036854775808".len())
+    // A request's bulk strings are encoded as a reply's are: `$<len>\r\n<bytes>\r\n`.
+    use crate::resp::{array_header_len, bulk_reply_len};
+    array_header_len(7)
+        + bulk_reply_len("SET".len())
+        + bulk_reply_len(max_key)
+        + bulk_reply_len(max_value)
+        + bulk_reply_len("NX".len())
+        + bulk_reply_len("GET".len())
+        + bulk_reply_len("PXAT".len())
+        + bulk_reply_len("-9223372036854775808".len())
 }
 
 /// The latest time handed to smoltcp: its `Instant` counts microseconds in an `i64` and adds

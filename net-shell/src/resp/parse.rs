@@ -13,6 +13,7 @@
 use super::command::{Command, Parsed};
 use super::inline::split_in_place;
 use super::ProtocolError;
+use crate::decimal::{decimal_len, parse_i64};
 
 /// Bounds on one request, besides the argument count (the `MAX_ARGS` of [`parse`]).
 ///
@@ -86,9 +87,9 @@ impl Limits {
     /// assert_eq!(Limits::new(10, 100).max_request_len(2), 101);
     /// ```
     pub const fn max_request_len(&self, max_args: usize) -> usize {
-        let count_line = 3 + decimal_len(max_args);
+        let count_line = 3 + decimal_len(max_args as u64);
         let bulk = 5usize
-            .saturating_add(decimal_len(self.max_bulk_len))
+            .saturating_add(decimal_len(self.max_bulk_len as u64))
             .saturating_add(self.max_bulk_len);
         let multibulk = count_line.saturating_add(bulk.saturating_mul(max_args));
         let inline = self.max_inline_len.saturating_add(1);
@@ -110,16 +111,6 @@ impl Limits {
             empty
         }
     }
-}
-
-/// How many decimal digits `n` has.
-const fn decimal_len(mut n: usize) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
 }
 
 /// Parses one request from the front of `input`, a connection's received and not yet consumed
@@ -199,39 +190,6 @@ fn header_line(bytes: &[u8], max_inline_len: usize) -> LineEnd {
         Some(_) => LineEnd::Incomplete,
         None if bytes.len() > max_inline_len => LineEnd::TooLong,
         None => LineEnd::Incomplete,
-    }
-}
-
-/// Reads a decimal number as Redis's `string2ll` does: an optional `-`, then `0` alone or
-/// digits not starting with `0`, at most 20 bytes in all, within `i64`. No `+`, no blanks.
-fn parse_i64(text: &[u8]) -> Option<i64> {
-    if text.is_empty() || text.len() > 20 {
-        return None;
-    }
-    if text == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match text.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, text),
-    };
-    let (&first, rest) = digits.split_first()?;
-    if !(b'1'..=b'9').contains(&first) {
-        return None;
-    }
-    let mut magnitude = u64::from(first - b'0');
-    for &digit in rest {
-        if !digit.is_ascii_digit() {
-            return None;
-        }
-        magnitude = magnitude
-            .checked_mul(10)?
-            .checked_add(u64::from(digit - b'0'))?;
-    }
-    if negative {
-        0i64.checked_sub_unsigned(magnitude)
-    } else {
-        i64::try_from(magnitude).ok()
     }
 }
 
@@ -377,42 +335,6 @@ mod tests {
             "{}",
             input.escape_ascii()
         );
-    }
-
-    // --- string2ll ---
-
-    #[test]
-    fn parse_i64_accepts_what_string2ll_accepts() {
-        assert_eq!(parse_i64(b"0"), Some(0));
-        assert_eq!(parse_i64(b"7"), Some(7));
-        assert_eq!(parse_i64(b"-1"), Some(-1));
-        assert_eq!(parse_i64(b"1048576"), Some(1_048_576));
-        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-    }
-
-    #[test]
-    fn parse_i64_rejects_what_string2ll_rejects() {
-        for text in [
-            &b""[..],
-            b"-",
-            b"+1",
-            b"01",
-            b"00",
-            b"-0",
-            b"-01",
-            b" 1",
-            b"1 ",
-            b"1x",
-            b"0x10",
-            b"9223372036854775808",
-            b"-9223372036854775809",
-            b"18446744073709551616",
-            b"100000000000000000000",
-            b"\xff",
-        ] {
-            assert_eq!(parse_i64(text), None, "{}", text.escape_ascii());
-        }
     }
 
     // --- multibulk ---
@@ -787,18 +709,7 @@ mod tests {
         }
 
         fn push_decimal(&mut self, n: usize) {
-            let mut digits = [0u8; 20];
-            let mut at = digits.len();
-            let mut n = n;
-            loop {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            self.push(&digits[at..]);
+            self.push(crate::decimal::Decimal::new(n as u64).as_bytes());
         }
 
         fn as_slice(&self) -> &[u8] {

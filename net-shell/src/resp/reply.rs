@@ -1,6 +1,7 @@
 //! Writing RESP2 replies into a byte slice, each reply whole or not at all.
 
 use super::{ProtocolError, WriteFull};
+use crate::decimal::{decimal_len, Decimal};
 
 const CRLF: &[u8] = b"\r\n";
 
@@ -340,45 +341,6 @@ impl<'a> ReplyWriter<'a> {
     }
 }
 
-/// The decimal digits of a `u64`, formatted without allocating.
-struct Decimal {
-    /// `digits[start..]` are the digits.
-    digits: [u8; 20],
-    /// Where the first digit is.
-    start: usize,
-}
-
-impl Decimal {
-    fn new(mut n: u64) -> Self {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            // `n % 10` is below 10, so the cast keeps it whole.
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        Self { digits, start }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        self.digits.get(self.start..).unwrap_or_default()
-    }
-}
-
-/// How many decimal digits `n` has.
-const fn decimal_len(mut n: u64) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
-}
-
 /// The bytes [`ReplyWriter::bulk`] writes for a value of `len` bytes: `$<len>\r\n`, the value,
 /// `\r\n`. Saturates at `usize::MAX`.
 ///
@@ -613,25 +575,5 @@ mod tests {
             assert_eq!(replies.len(), simple_reply_len(text));
         }
         assert_eq!(bulk_reply_len(usize::MAX), usize::MAX);
-    }
-
-    #[test]
-    fn decimal_formats_every_width() {
-        let mut n: u64 = 1;
-        let mut expected_len = 1;
-        loop {
-            assert_eq!(Decimal::new(n).as_bytes().len(), expected_len);
-            assert_eq!(
-                Decimal::new(n - 1).as_bytes().len(),
-                (expected_len - 1).max(1)
-            );
-            assert_eq!(decimal_len(n), expected_len);
-            match n.checked_mul(10) {
-                Some(next) => n = next,
-                None => break,
-            }
-            expected_len += 1;
-        }
-        assert_eq!(Decimal::new(u64::MAX).as_bytes(), b"18446744073709551615");
     }
 }
