@@ -74,6 +74,30 @@ fn run(command: &mut Command) -> Result<Output, String> {
     }
 }
 
+/// Runs `command` to completion and returns its stdout as text.
+///
+/// # Panics
+///
+/// If it cannot start or exits unsuccessfully; the message carries its stderr.
+pub fn stdout_of(command: &mut Command) -> String {
+    match run(command) {
+        Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// The numeric `field` of an `INFO` reply's text.
+///
+/// # Panics
+///
+/// If `info` has no such field, or it is not a number.
+pub fn info_field(info: &str, field: &str) -> u64 {
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("INFO has no {field}: {info}"))
+}
+
 /// A network namespace holding one tap device; deleted on drop.
 pub struct Namespace {
     name: String,

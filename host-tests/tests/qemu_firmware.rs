@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use host_tests::e2e::{self, KillOnDrop};
+use host_tests::e2e::{self, info_field, KillOnDrop};
 
 const QEMU: &str = "qemu-system-arm";
 /// The firmware's idle timeout in these tests (milliseconds), set when it is built.
@@ -83,22 +83,18 @@ impl Board {
 
     /// Runs one `redis-cli` command and returns its output, trimmed.
     fn cli(&self, args: &[&str]) -> String {
-        let output = Command::new("redis-cli")
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .expect("run redis-cli");
-        assert!(
-            output.status.success(),
-            "redis-cli {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).trim().to_string()
+        e2e::stdout_of(
+            Command::new("redis-cli")
+                .args(["-h", "127.0.0.1", "-p", &self.port.to_string()])
+                .args(args),
+        )
+        .trim()
+        .to_string()
     }
 
     /// A field of `INFO`, read with `redis-cli`.
     fn info_field(&self, field: &str) -> u64 {
-        info_field(&self.cli(&["INFO"]), field)
+        e2e::info_field(&self.cli(&["INFO"]), field)
     }
 
     fn connect(&self) -> Client {
@@ -110,13 +106,6 @@ impl Board {
         let status = self.qemu.child().try_wait().expect("query QEMU");
         assert!(status.is_none(), "QEMU exited: {status:?}");
     }
-}
-
-fn info_field(info: &str, field: &str) -> u64 {
-    info.lines()
-        .find_map(|line| line.strip_prefix(&format!("{field}:")))
-        .and_then(|value| value.trim().parse().ok())
-        .unwrap_or_else(|| panic!("INFO has no {field}: {info}"))
 }
 
 /// One RESP2 reply.

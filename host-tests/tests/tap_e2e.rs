@@ -63,46 +63,30 @@ impl Shell {
 
     /// Runs one `redis-cli` command against the shell and returns its output, trimmed.
     fn cli(&self, args: &[&str]) -> String {
-        let output = self
-            .namespace
-            .command("redis-cli")
-            .args(["-h", SHELL_IP, "-p", "6379"])
-            .args(args)
-            .output()
-            .expect("run redis-cli");
-        assert!(
-            output.status.success(),
-            "redis-cli {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).trim().to_string()
+        e2e::stdout_of(
+            self.namespace
+                .command("redis-cli")
+                .args(["-h", SHELL_IP, "-p", "6379"])
+                .args(args),
+        )
+        .trim()
+        .to_string()
     }
 
     /// Runs a Python script inside the namespace and returns its stdout lines.
     fn python(&self, script: &str) -> Vec<String> {
-        let output = self
-            .namespace
-            .command("python3")
-            .args(["-c", script, SHELL_IP])
-            .output()
-            .expect("run python3");
-        assert!(
-            output.status.success(),
-            "python failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect()
+        e2e::stdout_of(
+            self.namespace
+                .command("python3")
+                .args(["-c", script, SHELL_IP]),
+        )
+        .lines()
+        .map(str::to_string)
+        .collect()
     }
 
     fn info_field(&self, field: &str) -> u64 {
-        let info = self.cli(&["INFO"]);
-        info.lines()
-            .find_map(|line| line.strip_prefix(&format!("{field}:")))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("INFO has no {field}: {info}"))
+        e2e::info_field(&self.cli(&["INFO"]), field)
     }
 }
 
