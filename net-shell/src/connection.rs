@@ -39,8 +39,6 @@ pub(crate) struct Connection<'a> {
     pub(crate) counted: bool,
     /// The idle/read/closing timer.
     pub(crate) timer: Option<TimerId>,
-    /// The list `timer` is on (`list::IDLE`, `READ` or `CLOSING`), to know which one fired.
-    pub(crate) timer_list: usize,
     /// The write timer, armed while replies wait to be acknowledged.
     pub(crate) write_timer: Option<TimerId>,
     /// Unacknowledged reply bytes at the last look, to see progress.
@@ -68,7 +66,6 @@ impl<'a> Connection<'a> {
             phase: Phase::Listening,
             counted: false,
             timer: None,
-            timer_list: list::IDLE,
             write_timer: None,
             last_send_queue: 0,
             idle_since: 0,

@@ -743,9 +743,12 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         } else {
             None
         };
-        let current = conn
-            .timer
-            .and_then(|id| Some((conn.timer_list, self.conn_timers.deadline(id)?)));
+        let current = conn.timer.and_then(|id| {
+            Some((
+                self.conn_timers.list_of(id)?,
+                self.conn_timers.deadline(id)?,
+            ))
+        });
         if main != current {
             self.set_timer(index, main);
         }
@@ -793,9 +796,6 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             (None, None) => {}
         }
-        if let Some((list, _)) = timer {
-            conn.timer_list = list;
-        }
     }
 
     /// Sends FIN after any queued replies; aborts later if the peer does not finish.
@@ -831,32 +831,35 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     }
 
     fn expire_connections(&mut self, now: Tick) {
-        while let Some(expired) = self.conn_timers.pop_expired(now) {
-            let index = usize::from(expired.value);
-            let Some(conn) = self.conns.get_mut(index) else {
-                continue;
-            };
-            if conn.timer != Some(expired.id) {
-                continue;
-            }
-            conn.timer = None;
-            match conn.phase {
-                Phase::Closing => {
-                    debug!("slot {}: the peer did not finish closing, aborting", index);
-                    self.stats.aborted_closes += 1;
-                    self.recycle(index);
+        // One list at a time: the list a timer was on says which timeout it was.
+        for list in [list::IDLE, list::READ, list::CLOSING] {
+            while let Some(expired) = self.conn_timers.pop_expired_in(list, now) {
+                let index = usize::from(expired.value);
+                let Some(conn) = self.conns.get_mut(index) else {
+                    continue;
+                };
+                if conn.timer != Some(expired.id) {
+                    continue;
                 }
-                Phase::Open => {
-                    if conn.timer_list == list::READ {
+                conn.timer = None;
+                match (list, conn.phase) {
+                    (list::CLOSING, Phase::Closing) => {
+                        debug!("slot {}: the peer did not finish closing, aborting", index);
+                        self.stats.aborted_closes += 1;
+                        self.recycle(index);
+                    }
+                    (list::READ, Phase::Open) => {
                         debug!("slot {}: read timeout, closing", index);
                         self.stats.read_timeout_closes += 1;
-                    } else {
+                        self.begin_close(index, now);
+                    }
+                    (list::IDLE, Phase::Open) => {
                         debug!("slot {}: idle timeout, closing", index);
                         self.stats.idle_timeout_closes += 1;
+                        self.begin_close(index, now);
                     }
-                    self.begin_close(index, now);
+                    _ => {}
                 }
-                Phase::Listening => {}
             }
         }
         while let Some(expired) = self.write_timers.pop_expired(now) {

@@ -151,6 +151,31 @@ impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
         Some(self.nodes.key(head))
     }
 
+    /// Removes and returns the earliest timer on list `list` due at `now`, if any: for callers
+    /// that handle each list's expiries differently (an idle timeout is not a read timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::TimeoutLists;
+    ///
+    /// let mut timeouts: TimeoutLists<u8, 4, 2> = TimeoutLists::new();
+    /// timeouts.insert_into(0, 10, 1).unwrap();
+    /// timeouts.insert_into(1, 5, 2).unwrap();
+    /// assert_eq!(timeouts.pop_expired_in(0, 20).map(|e| e.value), Some(1));
+    /// assert_eq!(timeouts.pop_expired_in(0, 20), None);
+    /// assert_eq!(timeouts.pop_expired_in(1, 4), None);
+    /// assert_eq!(timeouts.pop_expired_in(9, 20), None); // no such list
+    /// ```
+    pub fn pop_expired_in(&mut self, list: usize, now: Tick) -> Option<Expired<T>> {
+        let head = self.lists.get(list)?.head()?;
+        if self.nodes.key(head) <= now {
+            self.take(list, head)
+        } else {
+            None
+        }
+    }
+
     fn list_index(&self, index: u32) -> usize {
         self.nodes
             .get(index)
