@@ -4,7 +4,7 @@
 mod sim;
 
 use net_shell::Timeouts;
-use sim::{Reply, Sim};
+use sim::{info_field, Reply, Sim};
 
 type Small = Sim<4, 256, 65536>;
 
@@ -273,15 +273,6 @@ fn dbsize_counts_keys_until_removed() {
         sim.request(c, &["DBSIZE", "x"]),
         Reply::error("ERR wrong number of arguments for 'dbsize' command")
     );
-}
-
-fn info_field(info: &str, name: &str) -> u64 {
-    let prefix = format!("{name}:");
-    info.split("\r\n")
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("INFO has no {name}: {info}"))
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -6,21 +6,12 @@ mod sim;
 
 use net_shell::store::Store;
 use net_shell::{SetupError, Timeouts};
-use sim::{Reply, Sim};
+use sim::{info_field, Reply, Sim};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 fn int(n: i64) -> Reply {
     Reply::Int(n)
-}
-
-fn info_field(info: &str, name: &str) -> u64 {
-    let prefix = format!("{name}:");
-    info.split("\r\n")
-        .find_map(|line| line.strip_prefix(&prefix))
-        .unwrap_or_else(|| panic!("INFO has no {name}: {info}"))
-        .parse()
-        .unwrap()
 }
 
 #[test]

@@ -48,6 +48,16 @@ pub struct LinkEnd {
     tx: Frames,
 }
 
+/// The numeric `name` field of an `INFO` reply's text.
+pub fn info_field(info: &str, name: &str) -> u64 {
+    let prefix = format!("{name}:");
+    info.split("\r\n")
+        .find_map(|line| line.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("INFO has no {name}: {info}"))
+        .parse()
+        .unwrap()
+}
+
 /// A pair of connected link ends.
 pub fn link() -> (LinkEnd, LinkEnd) {
     let a: Frames = Rc::default();
