@@ -3,3 +3,5 @@
 pub mod e2e;
 
 pub mod model;
+
+pub mod sim;

@@ -5,10 +5,11 @@
 //! Most tests use two sockets, so one client is served at a time: a new client served after a
 //! close proves the slot was recycled.
 
-mod sim;
+
 
 use net_shell::Timeouts;
-use sim::{Reply, Sim};
+use host_tests::sim;
+use host_tests::sim::{Reply, Sim};
 
 type One = Sim<2, 256, 65536>;
 

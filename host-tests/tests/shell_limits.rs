@@ -2,11 +2,12 @@
 //! keys over their limits, client slots, and the setup checks that keep every accepted
 //! configuration able to serve its largest command.
 
-mod sim;
+
 
 use net_shell::store::Store;
 use net_shell::{SetupError, Timeouts};
-use sim::{info_field, Reply, Sim};
+use host_tests::sim;
+use host_tests::sim::{info_field, Reply, Sim};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 

@@ -1,10 +1,11 @@
 //! Redis 7 command semantics over the simulated network: SET options, counters, DEL/EXISTS,
 //! FLUSHALL, DBSIZE, INFO, CONFIG, COMMAND and the error texts clients match on.
 
-mod sim;
+
 
 use net_shell::Timeouts;
-use sim::{info_field, Reply, Sim};
+use host_tests::sim;
+use host_tests::sim::{info_field, Reply, Sim};
 
 type Small = Sim<4, 256, 65536>;
 

@@ -9,9 +9,6 @@
 //! The client side has any number of TCP clients (std buffers, ACKs sent at once) and, when a
 //! test starts one, a DHCP server that leases one address.
 
-// Each test file uses part of the harness.
-#![allow(dead_code)]
-
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;

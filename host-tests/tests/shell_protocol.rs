@@ -1,10 +1,11 @@
 //! The wire protocol over the simulated network: pipelining, commands split across segments at
 //! every byte, inline commands, malformed and oversized requests.
 
-mod sim;
+
 
 use net_shell::Timeouts;
-use sim::{encode_str, Reply, Sim};
+use host_tests::sim;
+use host_tests::sim::{encode_str, Reply, Sim};
 
 type Small = Sim<4, 256, 65536>;
 

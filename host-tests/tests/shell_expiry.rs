@@ -2,11 +2,12 @@
 //! by the timer, TTL arithmetic, the EXPIRE family, wall-clock expiry, huge TTLs, and time that
 //! jumps or runs backwards.
 
-mod sim;
+
 
 use net_shell::store::{Store, Ttl};
 use net_shell::Timeouts;
-use sim::{Reply, Sim};
+use host_tests::sim;
+use host_tests::sim::{Reply, Sim};
 
 type Small = Sim<4, 256, 65536>;
 
