@@ -1,16 +1,17 @@
 //! `net-shell` on a Linux tap device: the same sans-IO server the firmware runs, driven by
 //! the host's clocks.
 
-use std::io::Write as _;
-use std::os::fd::AsRawFd;
+use std::io::{ErrorKind, Read as _, Write as _};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
 use net_shell::smoltcp::iface::SocketStorage;
-use net_shell::smoltcp::phy::{self, Medium, TunTapInterface};
+use net_shell::smoltcp::phy::{Medium, TunTapInterface};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use net_shell::store::Store;
 use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
@@ -31,8 +32,6 @@ const BUFFERS: BufferSizes = BufferSizes {
     tx: 64 << 10,
     input: MAX_VALUE + MAX_KEY + 1024,
 };
-/// Longest sleep: also how soon a signal is noticed if it lands just before the sleep starts.
-const MAX_SLEEP: Duration = Duration::from_secs(1);
 /// How long shutdown waits for clients to finish closing.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
@@ -124,13 +123,73 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<(), String> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))
-            .map_err(|e| format!("cannot install signal handler: {e}"))?;
+/// What the shell sleeps on: a frame on the tap, SIGINT or SIGTERM, or a deadline, whichever
+/// comes first. Signals reach the wait through a self-pipe, so one that lands while the server
+/// is busy ends the next wait at once instead of being noticed only after it.
+struct Wakeups {
+    poll: Poll,
+    events: Events,
+    /// The read end of the self-pipe the signal handlers write a byte to.
+    signals: UnixStream,
+}
+
+impl Wakeups {
+    const TAP: Token = Token(0);
+    const SIGNAL: Token = Token(1);
+
+    /// Installs the SIGINT and SIGTERM handlers and watches `tap` and their pipe.
+    fn new(tap: RawFd) -> std::io::Result<Self> {
+        let (signals, pipe) = UnixStream::pair()?;
+        signals.set_nonblocking(true)?;
+        pipe.set_nonblocking(true)?;
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::low_level::pipe::register(signal, pipe.try_clone()?)?;
+        }
+        let poll = Poll::new()?;
+        // mio registers edge-triggered. That loses no frame: every `Server::poll` reads the tap
+        // until it is empty (smoltcp's `Interface::poll` loops while the device has a frame), and
+        // a frame that arrives after that raises a new edge.
+        poll.registry()
+            .register(&mut SourceFd(&tap), Self::TAP, Interest::READABLE)?;
+        poll.registry().register(
+            &mut SourceFd(&signals.as_raw_fd()),
+            Self::SIGNAL,
+            Interest::READABLE,
+        )?;
+        Ok(Self {
+            poll,
+            events: Events::with_capacity(4),
+            signals,
+        })
     }
 
+    /// Sleeps until the tap has a frame, a signal came, or `timeout` passed (`None`: no
+    /// deadline; zero: only collects what is already pending). Returns whether SIGINT or SIGTERM
+    /// arrived.
+    fn wait(&mut self, timeout: Option<Duration>) -> std::io::Result<bool> {
+        match self.poll.poll(&mut self.events, timeout) {
+            // A handler ran on this thread; its byte is in the pipe for the next wait.
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
+            result => result?,
+        }
+        if !self.events.iter().any(|e| e.token() == Self::SIGNAL) {
+            return Ok(false);
+        }
+        // Edge-triggered: empty the pipe so the next signal raises a new edge.
+        let mut bytes = [0u8; 16];
+        loop {
+            match self.signals.read(&mut bytes) {
+                Ok(0) => return Ok(true),
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(true),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), String> {
     let mut device = TunTapInterface::new(&args.tap, Medium::Ethernet).map_err(|e| {
         format!(
             "cannot open tap {:?}: {e} (create it first: `sudo scripts/netns.sh up`, then run inside the namespace)",
@@ -176,12 +235,14 @@ fn run(args: Args) -> Result<(), String> {
         server.set_unix_time(now(), unix.as_millis() as u64);
     }
 
-    let fd = device.as_raw_fd();
+    let mut wakeups = Wakeups::new(device.as_raw_fd())
+        .map_err(|e| format!("cannot install signal handlers: {e}"))?;
+    let mut stop = false;
     let mut ready = false;
     let mut shutdown_deadline: Option<u64> = None;
     loop {
         let t = now();
-        if stop.load(Ordering::Relaxed) && shutdown_deadline.is_none() {
+        if stop && shutdown_deadline.is_none() {
             log::info!(
                 "signal received: closing {} connection(s)",
                 server.open_connections()
@@ -209,12 +270,13 @@ fn run(args: Args) -> Result<(), String> {
                 break;
             }
         }
-        let sleep = next.map_or(MAX_SLEEP, |at| {
-            Duration::from_millis(at.saturating_sub(now())).min(MAX_SLEEP)
-        });
-        if !sleep.is_zero() {
-            // EINTR (a signal) just ends the sleep early.
-            let _ = phy::wait(fd, Some(sleep.into()));
+        let wake_at = next.into_iter().chain(shutdown_deadline).min();
+        let timeout = wake_at.map(|at| Duration::from_millis(at.saturating_sub(now())));
+        if wakeups
+            .wait(timeout)
+            .map_err(|e| format!("cannot wait for the tap: {e}"))?
+        {
+            stop = true;
         }
     }
     let stats = server.stats();
