@@ -1,11 +1,9 @@
 //! Redis 7 command semantics over the simulated network: SET options, counters, DEL/EXISTS,
 //! FLUSHALL, DBSIZE, INFO, CONFIG, COMMAND and the error texts clients match on.
 
-
-
-use net_shell::Timeouts;
 use host_tests::sim;
 use host_tests::sim::{info_field, Reply, Sim};
+use net_shell::Timeouts;
 
 type Small = Sim<4, 256, 65536>;
 
@@ -480,7 +478,13 @@ fn config_get_and_set_timeouts() {
     expected.extend(pair("idle-timeout-ms", "1500"));
     expected.extend(pair("read-timeout-ms", "250"));
     expected.extend(pair("write-timeout-ms", "750"));
+    expected.extend(pair("handshake-timeout-ms", "2000"));
     assert_eq!(all, Reply::Array(expected));
+    // A handshake timeout of 0 would keep half-open handshakes for good.
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "handshake-timeout-ms", "0"]),
+        Reply::error("ERR CONFIG SET failed (possibly related to argument 'handshake-timeout-ms') - argument must be between 1 and 9223372036854775807 inclusive")
+    );
 
     // All or nothing.
     let refused = sim.request(c, &["CONFIG", "SET", "timeout", "9", "maxmemory", "1"]);

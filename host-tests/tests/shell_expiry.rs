@@ -2,12 +2,10 @@
 //! by the timer, TTL arithmetic, the EXPIRE family, wall-clock expiry, huge TTLs, and time that
 //! jumps or runs backwards.
 
-
-
-use net_shell::store::{Store, Ttl};
-use net_shell::Timeouts;
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
+use net_shell::store::{Store, Ttl};
+use net_shell::Timeouts;
 
 type Small = Sim<4, 256, 65536>;
 

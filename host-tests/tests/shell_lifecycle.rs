@@ -1,12 +1,10 @@
 //! The server's life over the simulated network: address by DHCP fallback, many clients coming
 //! and going, graceful shutdown, and a clock far in the future.
 
-
-
-use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use net_shell::{IpSetup, Timeouts};
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
+use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use net_shell::{IpSetup, Timeouts};
 
 type Small = Sim<4, 256, 65536>;
 

@@ -2,12 +2,10 @@
 //! keys over their limits, client slots, and the setup checks that keep every accepted
 //! configuration able to serve its largest command.
 
-
-
-use net_shell::store::Store;
-use net_shell::{SetupError, Timeouts};
 use host_tests::sim;
 use host_tests::sim::{info_field, Reply, Sim};
+use net_shell::store::Store;
+use net_shell::{SetupError, Timeouts};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -334,7 +332,7 @@ fn smallest_accepted_input_buffer_holds_the_longest_set() {
 fn setup_refuses_what_cannot_work() {
     let config = sim::config(Timeouts::DEFAULT);
     let sizes = config.buffers;
-    let mut link = sim::link().0;
+    let mut link = sim::link(0).0;
     let mut store: Store<16, 4096> = Store::new(sim::MAX_KEY, sim::MAX_VALUE);
 
     let mut slots: Vec<_> = (0..4)

@@ -1,11 +1,9 @@
 //! The wire protocol over the simulated network: pipelining, commands split across segments at
 //! every byte, inline commands, malformed and oversized requests.
 
-
-
-use net_shell::Timeouts;
 use host_tests::sim;
 use host_tests::sim::{encode_str, Reply, Sim};
+use net_shell::Timeouts;
 
 type Small = Sim<4, 256, 65536>;
 

@@ -728,6 +728,8 @@ struct Param {
     name: &'static str,
     get: fn(&Timeouts) -> u64,
     set: fn(&mut Timeouts, u64),
+    /// The smallest value accepted.
+    min: u64,
 }
 
 const PARAMS: &[Param] = &[
@@ -735,21 +737,32 @@ const PARAMS: &[Param] = &[
         name: "timeout",
         get: |t| t.idle_ms / 1000,
         set: |t, v| t.idle_ms = v.saturating_mul(1000),
+        min: 0,
     },
     Param {
         name: "idle-timeout-ms",
         get: |t| t.idle_ms,
         set: |t, v| t.idle_ms = v,
+        min: 0,
     },
     Param {
         name: "read-timeout-ms",
         get: |t| t.read_ms,
         set: |t, v| t.read_ms = v,
+        min: 0,
     },
     Param {
         name: "write-timeout-ms",
         get: |t| t.write_ms,
         set: |t, v| t.write_ms = v,
+        min: 0,
+    },
+    Param {
+        name: "handshake-timeout-ms",
+        get: |t| t.handshake_ms,
+        set: |t, v| t.handshake_ms = v,
+        // 0 would leave half-open handshakes in place for good.
+        min: 1,
     },
 ];
 
@@ -823,8 +836,17 @@ fn config<const K: usize, const B: usize>(
                 );
             };
             match parse_i64(pair[1]) {
-                Some(v) if v >= 0 => (param.set)(&mut updated, v as u64),
-                _ => {
+                Some(v) if v >= 0 && v as u64 >= param.min => (param.set)(&mut updated, v as u64),
+                Some(_) => {
+                    return error_fmt(
+                        out,
+                        format_args!(
+                            "ERR CONFIG SET failed (possibly related to argument '{}') - argument must be between {} and {} inclusive",
+                            param.name, param.min, i64::MAX
+                        ),
+                    )
+                }
+                None => {
                     return error_fmt(
                         out,
                         format_args!(

@@ -14,15 +14,20 @@ pub struct Timeouts {
     /// After a timeout closes a connection gracefully, abort it if the peer has not finished
     /// the close within this long.
     pub close_ms: u64,
+    /// Abort a TCP handshake that has not completed (the client's final ACK has not arrived)
+    /// within this long, so the socket listens again: a SYN from an address that never answers
+    /// must not hold a listening socket for good.
+    pub handshake_ms: u64,
 }
 
 impl Timeouts {
-    /// 300 s idle, 10 s read, 10 s write, 2 s to finish a close.
+    /// 300 s idle, 10 s read, 10 s write, 2 s to finish a close, 2 s to finish a handshake.
     pub const DEFAULT: Self = Self {
         idle_ms: 300_000,
         read_ms: 10_000,
         write_ms: 10_000,
         close_ms: 2_000,
+        handshake_ms: 2_000,
     };
 
     /// Timeouts with the given idle, read and write limits.
@@ -39,6 +44,7 @@ impl Timeouts {
             read_ms,
             write_ms,
             close_ms: Self::DEFAULT.close_ms,
+            handshake_ms: Self::DEFAULT.handshake_ms,
         }
     }
 }

@@ -23,8 +23,11 @@ pub(crate) mod list {
     pub(crate) const READ: usize = 1;
     /// A graceful close has not finished.
     pub(crate) const CLOSING: usize = 2;
+    /// A listening socket took a SYN and the handshake has not completed. The list is in
+    /// arrival order, so its head is also the oldest half-open connection to evict.
+    pub(crate) const HANDSHAKE: usize = 3;
     /// How many lists.
-    pub(crate) const COUNT: usize = 3;
+    pub(crate) const COUNT: usize = 4;
 }
 
 pub(crate) struct Connection<'a> {
@@ -37,7 +40,7 @@ pub(crate) struct Connection<'a> {
     pub(crate) phase: Phase,
     /// Counted in `connected_clients` (refused connections are not).
     pub(crate) counted: bool,
-    /// The idle/read/closing timer.
+    /// The idle/read/closing timer (or, while listening, the handshake timer).
     pub(crate) timer: Option<TimerId>,
     /// The write timer, armed while replies wait to be acknowledged.
     pub(crate) write_timer: Option<TimerId>,

@@ -41,12 +41,13 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         if wants("clients") {
             write!(
                 text,
-                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\n\r\n",
+                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\nhandshake_timeout_ms:{}\r\n\r\n",
                 stats.connected_clients,
                 ctx.max_clients,
                 ctx.timeouts.idle_ms,
                 ctx.timeouts.read_ms,
-                ctx.timeouts.write_ms
+                ctx.timeouts.write_ms,
+                ctx.timeouts.handshake_ms
             )?;
         }
         if wants("memory") {
@@ -63,7 +64,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         if wants("stats") {
             write!(
                 text,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\noom_refusals:{}\r\n\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\noom_refusals:{}\r\n\r\n",
                 stats.total_connections_received,
                 stats.total_commands_processed,
                 stats.rejected_connections,
@@ -73,6 +74,8 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
                 stats.write_timeout_closes,
                 stats.protocol_error_closes,
                 stats.aborted_closes,
+                stats.handshake_timeouts,
+                stats.half_open_evictions,
                 stats.oom_refusals
             )?;
         }

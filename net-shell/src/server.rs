@@ -3,9 +3,12 @@
 
 use core::fmt;
 
-use smoltcp::iface::{Config as IfaceConfig, Interface, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::iface::{
+    Config as IfaceConfig, Interface, PollIngressSingleResult, SocketHandle, SocketSet,
+    SocketStorage,
+};
 use smoltcp::phy::Device;
-use smoltcp::socket::{dhcpv4, tcp};
+use smoltcp::socket::{dhcpv4, tcp, Socket};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
 use timer_core::{Tick, TimeoutList, TimeoutLists, TimerQueue};
@@ -25,6 +28,9 @@ const REPLY_SLACK: usize = 64;
 
 /// The largest non-value reply (`INFO`).
 const REPLY_MIN: usize = 1600;
+
+/// Most frames taken in per poll, so a flood cannot keep one poll from serving and expiring.
+const INGRESS_BUDGET: usize = 256;
 
 const REFUSAL: &[u8] = b"-ERR max number of clients reached\r\n";
 const TOO_BIG: &[u8] = b"-ERR Protocol error: request does not fit the input buffer\r\n";
@@ -203,6 +209,8 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     /// The tick `new` was given, for `INFO` uptime.
     started: Tick,
     more_keys_due: bool,
+    /// The last poll left frames in the device (its ingress budget ran out).
+    more_frames: bool,
     shutting_down: bool,
     /// A `CONFIG SET` changed the timeouts: re-arm every connection's timers.
     timeouts_changed: bool,
@@ -337,6 +345,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             last_now: now,
             started: now,
             more_keys_due: false,
+            more_frames: false,
             shutting_down: false,
             timeouts_changed: false,
         })
@@ -356,7 +365,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         let now = now.max(self.last_now);
         self.last_now = now;
 
-        self.iface.poll(instant(now), device, &mut self.sockets);
+        self.receive(now, device);
         self.poll_dhcp(now);
         for index in 0..self.conns.len() {
             self.service(index, now);
@@ -373,10 +382,124 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         self.more_keys_due = sweep.more_due;
         self.expire_connections(now);
         // Replies, and the FINs and RSTs of connections closed above, go out now rather than
-        // at the next poll.
-        self.iface.poll(instant(now), device, &mut self.sockets);
+        // at the next poll. Egress only: a frame taken in here would not be served until the
+        // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
+        // (the device has no frame left to wake the caller).
+        self.iface
+            .poll_egress(instant(now), device, &mut self.sockets);
         self.listen_again();
         self.next_poll(now)
+    }
+
+    /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. After
+    /// each frame, keeps a socket listening (see [`guard_listeners`](Self::guard_listeners)).
+    fn receive<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) {
+        self.more_frames = false;
+        for _ in 0..INGRESS_BUDGET {
+            match self
+                .iface
+                .poll_ingress_single(instant(now), device, &mut self.sockets)
+            {
+                PollIngressSingleResult::None => {
+                    self.iface
+                        .poll_egress(instant(now), device, &mut self.sockets);
+                    return;
+                }
+                PollIngressSingleResult::PacketProcessed => {}
+                PollIngressSingleResult::SocketStateChanged => self.guard_listeners(now),
+            }
+        }
+        // More frames may wait: serve what came in, then come back at once.
+        self.more_frames = true;
+        self.iface
+            .poll_egress(instant(now), device, &mut self.sockets);
+    }
+
+    /// Times half-open handshakes and keeps at least one socket listening.
+    ///
+    /// smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a
+    /// SYN that finds no listening socket is answered with a reset. Every SYN-RECEIVED socket
+    /// gets a handshake timer (on the `HANDSHAKE` list, in arrival order). When no socket is left
+    /// listening and more than one handshake is pending, the oldest is aborted and its socket
+    /// listens again, so the next SYN finds a listener. The newest handshake is never evicted:
+    /// with a single free socket, a real client's SYN must not cancel itself. A real client
+    /// completes its handshake within a round trip, so only a flood of more SYNs than free
+    /// sockets within one round trip can evict it; spoofed SYNs that are never completed are
+    /// the ones evicted.
+    fn guard_listeners(&mut self, now: Tick) {
+        if self.shutting_down {
+            return;
+        }
+        let mut listening = 0;
+        let mut half_open = 0;
+        for index in 0..self.conns.len() {
+            let conn = &self.conns[index];
+            if conn.phase != Phase::Listening {
+                continue;
+            }
+            match self.sockets.get::<tcp::Socket>(conn.socket).state() {
+                tcp::State::Listen => {
+                    listening += 1;
+                    // A handshake the peer reset: the socket is free again.
+                    if let Some(id) = self.conns[index].timer.take() {
+                        let _ = self.conn_timers.cancel(id);
+                    }
+                }
+                tcp::State::SynReceived => {
+                    half_open += 1;
+                    if conn.timer.is_none() {
+                        let at = now.saturating_add(self.timeouts.handshake_ms.max(1));
+                        self.conns[index].timer = self
+                            .conn_timers
+                            .insert_into(list::HANDSHAKE, at, index as u16)
+                            .ok();
+                    }
+                }
+                _ => {}
+            }
+        }
+        if listening == 0 && half_open > 1 {
+            if let Some(oldest) = self.conn_timers.pop_expired_in(list::HANDSHAKE, Tick::MAX) {
+                let index = usize::from(oldest.value);
+                if self
+                    .conns
+                    .get(index)
+                    .is_some_and(|c| c.timer == Some(oldest.id))
+                {
+                    debug!(
+                        "slot {}: no socket listening, evicting the oldest handshake",
+                        index
+                    );
+                    self.stats.half_open_evictions += 1;
+                    self.conns[index].timer = None;
+                    self.relisten(index);
+                }
+            }
+        }
+    }
+
+    /// Aborts a half-open handshake and listens again at once. The reset to the peer is not
+    /// sent: a peer that never completed its handshake does not need one, and the socket is
+    /// needed now.
+    fn relisten(&mut self, index: usize) {
+        self.listen_fresh(index);
+    }
+
+    /// Makes the slot's socket listen as a new socket would: smoltcp keeps, per socket in the
+    /// set, a "waiting for neighbour" state that outlives the connection. A socket whose last
+    /// peer never answered ARP (a spoofed SYN) would otherwise hold back its next client's
+    /// SYN-ACK for up to a second, and report a stale poll time that never passes. Taking the
+    /// socket out of the set and adding it back starts that state afresh.
+    fn listen_fresh(&mut self, index: usize) {
+        let handle = self.conns[index].socket;
+        // A slot's handle always names a TCP socket (`new` made it one).
+        #[allow(irrefutable_let_patterns)]
+        let Socket::Tcp(mut socket) = self.sockets.remove(handle) else {
+            return;
+        };
+        socket.abort();
+        let _ = socket.listen(self.port);
+        self.conns[index].socket = self.sockets.add(socket);
     }
 
     /// Slots recycled during this poll listen again, now that their RST has gone out
@@ -385,17 +508,18 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         if self.shutting_down {
             return;
         }
-        for conn in &self.conns {
-            let socket = self.sockets.get_mut::<tcp::Socket>(conn.socket);
+        for index in 0..self.conns.len() {
+            let conn = &self.conns[index];
+            let socket = self.sockets.get::<tcp::Socket>(conn.socket);
             if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {
-                let _ = socket.listen(self.port);
+                self.listen_fresh(index);
             }
         }
     }
 
     /// When the server next needs [`poll`](Self::poll), without polling.
     pub fn next_poll(&mut self, now: Tick) -> Option<Tick> {
-        if self.more_keys_due {
+        if self.more_keys_due || self.more_frames {
             return Some(now);
         }
         let iface = self
@@ -524,11 +648,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 ) {
                     self.accept(index, now);
                     self.serve(index, now);
-                } else if state == tcp::State::Closed && !self.shutting_down {
-                    let _ = self
-                        .sockets
-                        .get_mut::<tcp::Socket>(handle)
-                        .listen(self.port);
+                } else if state != tcp::State::SynReceived {
+                    // Listening, or closed by smoltcp: no handshake to time.
+                    if let Some(id) = self.conns[index].timer.take() {
+                        let _ = self.conn_timers.cancel(id);
+                    }
+                    if state == tcp::State::Closed && !self.shutting_down {
+                        self.listen_fresh(index);
+                    }
                 }
             }
             Phase::Open => {
@@ -802,6 +929,10 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     fn begin_close(&mut self, index: usize, now: Tick) {
         let handle = self.conns[index].socket;
         self.sockets.get_mut::<tcp::Socket>(handle).close();
+        // As in Redis, a client we are closing is no longer connected.
+        if core::mem::take(&mut self.conns[index].counted) {
+            self.stats.connected_clients -= 1;
+        }
         self.conns[index].phase = Phase::Closing;
         if let Some(id) = self.conns[index].write_timer.take() {
             let _ = self.write_timers.cancel(id);
@@ -832,7 +963,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
 
     fn expire_connections(&mut self, now: Tick) {
         // One list at a time: the list a timer was on says which timeout it was.
-        for list in [list::IDLE, list::READ, list::CLOSING] {
+        for list in [list::IDLE, list::READ, list::CLOSING, list::HANDSHAKE] {
             while let Some(expired) = self.conn_timers.pop_expired_in(list, now) {
                 let index = usize::from(expired.value);
                 let Some(conn) = self.conns.get_mut(index) else {
@@ -857,6 +988,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                         debug!("slot {}: idle timeout, closing", index);
                         self.stats.idle_timeout_closes += 1;
                         self.begin_close(index, now);
+                    }
+                    (list::HANDSHAKE, Phase::Listening)
+                        if self.sockets.get::<tcp::Socket>(conn.socket).state()
+                            == tcp::State::SynReceived =>
+                    {
+                        debug!("slot {}: handshake timeout, listening again", index);
+                        self.stats.handshake_timeouts += 1;
+                        self.relisten(index);
                     }
                     _ => {}
                 }

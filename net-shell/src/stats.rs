@@ -23,6 +23,10 @@ pub struct Stats {
     pub protocol_error_closes: u64,
     /// Connections aborted because the peer did not finish a graceful close in time.
     pub aborted_closes: u64,
+    /// Handshakes aborted because the client's final ACK did not arrive in time.
+    pub handshake_timeouts: u64,
+    /// Half-open handshakes aborted early to keep a socket listening (a SYN flood).
+    pub half_open_evictions: u64,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
 }

@@ -9,25 +9,27 @@
 //! The client side has any number of TCP clients (std buffers, ACKs sent at once) and, when a
 //! test starts one, a DHCP server that leases one address.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::rc::Rc;
+mod link;
 
 use net_shell::store::Store;
 use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
-use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::{tcp, udp};
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{
-    DhcpMessageType, DhcpPacket, DhcpRepr, EthernetAddress, HardwareAddress, IpAddress, IpCidr,
-    Ipv4Address, Ipv4Cidr,
+    DhcpMessageType, DhcpPacket, DhcpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
+    EthernetRepr, HardwareAddress, IpAddress, IpCidr, IpProtocol, Ipv4Address, Ipv4Cidr,
+    Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
 };
 
+pub use link::{link, FaultCounts, Faults, LinkEnd, RxToken, TxToken};
 pub use net_shell::Stats;
 
 /// The server's address and port.
 pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
+/// The server's MAC address.
+pub const SERVER_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 /// The client interface's address.
 pub const CLIENT_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 2);
 /// The port served.
@@ -36,14 +38,6 @@ pub const PORT: u16 = 6379;
 pub const MAX_KEY: usize = 64;
 /// Longest value of [`store`]; the default input buffer (2048) holds the longest SET of it.
 pub const MAX_VALUE: usize = 1024;
-
-type Frames = Rc<RefCell<VecDeque<Vec<u8>>>>;
-
-/// One end of the Ethernet link.
-pub struct LinkEnd {
-    rx: Frames,
-    tx: Frames,
-}
 
 /// The numeric `name` field of an `INFO` reply's text.
 pub fn info_field(info: &str, name: &str) -> u64 {
@@ -55,64 +49,6 @@ pub fn info_field(info: &str, name: &str) -> u64 {
         .unwrap()
 }
 
-/// A pair of connected link ends.
-pub fn link() -> (LinkEnd, LinkEnd) {
-    let a: Frames = Rc::default();
-    let b: Frames = Rc::default();
-    (
-        LinkEnd {
-            rx: a.clone(),
-            tx: b.clone(),
-        },
-        LinkEnd { rx: b, tx: a },
-    )
-}
-
-pub struct RxToken(Vec<u8>);
-pub struct TxToken(Frames);
-
-impl phy::RxToken for RxToken {
-    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(&self.0)
-    }
-}
-
-impl phy::TxToken for TxToken {
-    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut frame = vec![0; len];
-        let result = f(&mut frame);
-        self.0.borrow_mut().push_back(frame);
-        result
-    }
-}
-
-impl Device for LinkEnd {
-    type RxToken<'a> = RxToken;
-    type TxToken<'a> = TxToken;
-
-    fn receive(&mut self, _: Instant) -> Option<(RxToken, TxToken)> {
-        let frame = self.rx.borrow_mut().pop_front()?;
-        Some((RxToken(frame), TxToken(self.tx.clone())))
-    }
-
-    fn transmit(&mut self, _: Instant) -> Option<TxToken> {
-        Some(TxToken(self.tx.clone()))
-    }
-
-    fn capabilities(&self) -> DeviceCapabilities {
-        let mut caps = DeviceCapabilities::default();
-        caps.medium = Medium::Ethernet;
-        caps.max_transmission_unit = 1514;
-        caps
-    }
-}
-
-impl LinkEnd {
-    fn idle(&self) -> bool {
-        self.rx.borrow().is_empty() && self.tx.borrow().is_empty()
-    }
-}
-
 /// A store with [`MAX_KEY`] and [`MAX_VALUE`], leaked so the server can borrow it for `'static`.
 pub fn store<const K: usize, const B: usize>() -> &'static mut Store<K, B> {
     Box::leak(Box::new(Store::new(MAX_KEY, MAX_VALUE)))
@@ -121,7 +57,7 @@ pub fn store<const K: usize, const B: usize>() -> &'static mut Store<K, B> {
 /// The server's configuration: 10.0.0.1/24 on port 6379, the given timeouts, default buffers.
 pub fn config(timeouts: Timeouts) -> ServerConfig {
     let mut config = ServerConfig::new(
-        [0x02, 0, 0, 0, 0, 1],
+        SERVER_MAC,
         IpSetup::Static {
             address: Ipv4Cidr::new(SERVER_IP, 24),
             gateway: None,
@@ -275,7 +211,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             Box::leak((0..=C).map(|_| SocketStorage::EMPTY).collect());
         let buffer: &'static mut [u8] =
             Box::leak(vec![0u8; config.buffers.bytes_needed(C)].into_boxed_slice());
-        let (mut server_link, mut client_link) = link();
+        let (mut server_link, mut client_link) = link(0x11e7 ^ start);
         let server = Server::new(config, store, slots, buffer, &mut server_link, start)?;
 
         let mut client_config = Config::new(HardwareAddress::Ethernet(EthernetAddress([
@@ -409,8 +345,15 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             // Bytes taken from the client inbox may have opened its window: poll once more.
             self.poll_client();
             let due = self.server_next.is_some_and(|at| at <= self.now);
-            if self.server_link.idle() && !due {
-                return;
+            let in_flight = self.server_link.rx.borrow().has_frames()
+                || self.server_link.tx.borrow().has_frames();
+            if !in_flight && !due {
+                // Frames held back for reordering go out once nothing else will pass them.
+                let released = self.server_link.rx.borrow_mut().release_held()
+                    | self.server_link.tx.borrow_mut().release_held();
+                if !released {
+                    return;
+                }
             }
         }
         panic!("the network never settled at t={}", self.now);
@@ -684,6 +627,80 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     /// Sets the client sockets' ACK delay (None: ACK at once, the default here).
     pub fn set_ack_delay(&mut self, client: Client, delay: Option<Duration>) {
         self.socket_mut(client).set_ack_delay(delay);
+    }
+
+    /// Sets the faults of both directions of the link.
+    pub fn set_faults(&mut self, faults: Faults) {
+        self.server_link.set_send_faults(faults);
+        self.client_link.set_send_faults(faults);
+    }
+
+    /// What the faults did: (server to clients, clients to server).
+    pub fn fault_counts(&self) -> (FaultCounts, FaultCounts) {
+        (
+            self.server_link.send_counts(),
+            self.client_link.send_counts(),
+        )
+    }
+
+    /// Sends `bytes` from `client` so that they reach the server *during* its next poll: just
+    /// after its device has reported itself empty once, as a request does that arrives while
+    /// the server is busy. Does not settle.
+    pub fn send_mid_poll(&mut self, client: Client, bytes: &[u8]) {
+        self.queue(client, bytes);
+        self.client_iface.poll(
+            Instant::from_millis(self.now as i64),
+            &mut self.client_link,
+            &mut self.client_sockets,
+        );
+        self.server_link.rx.borrow_mut().delay_to_mid_poll();
+    }
+
+    /// Puts a TCP SYN to the server's port on the link, from `source` (an address nobody on
+    /// the link answers ARP for, so the handshake is never completed), port `port`, as a
+    /// spoofing flood would. Does not poll.
+    pub fn inject_syn(&mut self, source: Ipv4Address, port: u16) {
+        let tcp = TcpRepr {
+            src_port: port,
+            dst_port: PORT,
+            control: TcpControl::Syn,
+            seq_number: TcpSeqNumber(i32::from(port) * 7919),
+            ack_number: None,
+            window_len: 64240,
+            window_scale: None,
+            max_seg_size: Some(1460),
+            sack_permitted: false,
+            sack_ranges: [None; 3],
+            timestamp: None,
+            payload: &[],
+        };
+        let ip = Ipv4Repr {
+            src_addr: source,
+            dst_addr: self.server_ip,
+            next_header: IpProtocol::Tcp,
+            payload_len: tcp.buffer_len(),
+            hop_limit: 64,
+        };
+        let [_, _, a, b] = source.octets();
+        let ethernet = EthernetRepr {
+            src_addr: EthernetAddress([0x02, 0x5f, 0, 0, a, b]),
+            dst_addr: EthernetAddress(SERVER_MAC),
+            ethertype: EthernetProtocol::Ipv4,
+        };
+        let mut frame = vec![0; ethernet.buffer_len() + ip.buffer_len() + tcp.buffer_len()];
+        let caps = ChecksumCapabilities::default();
+        let mut eth_frame = EthernetFrame::new_unchecked(&mut frame[..]);
+        ethernet.emit(&mut eth_frame);
+        let mut ip_packet = Ipv4Packet::new_unchecked(eth_frame.payload_mut());
+        ip.emit(&mut ip_packet, &caps);
+        let mut tcp_packet = TcpPacket::new_unchecked(ip_packet.payload_mut());
+        tcp.emit(
+            &mut tcp_packet,
+            &IpAddress::Ipv4(source),
+            &IpAddress::Ipv4(self.server_ip),
+            &caps,
+        );
+        self.server_link.rx.borrow_mut().inject(frame);
     }
 }
 

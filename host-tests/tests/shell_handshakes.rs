@@ -1,0 +1,129 @@
+//! Half-open TCP handshakes over the simulated network: SYNs from addresses that never answer
+//! (nobody on the link answers ARP for them, so the handshake never completes) must not take
+//! listening sockets for good, and a flood of them must not keep real clients out.
+
+use host_tests::sim::{info_field, Reply, Sim};
+use net_shell::smoltcp::socket::tcp;
+use net_shell::smoltcp::wire::Ipv4Address;
+use net_shell::Timeouts;
+
+/// A spoofed source on the server's subnet that nobody answers for.
+fn spoofed(n: u32) -> (Ipv4Address, u16) {
+    (
+        Ipv4Address::new(10, 0, 0, 100 + (n % 100) as u8),
+        20_000 + (n % 40_000) as u16,
+    )
+}
+
+/// A client that connects, PINGs and closes: whether it got PONG.
+fn real_client_gets_in<const C: usize, const K: usize, const B: usize>(
+    sim: &mut Sim<C, K, B>,
+) -> bool {
+    let c = sim.connect();
+    if !sim.is_open(c) {
+        return false;
+    }
+    sim.send_command(c, &["PING"]);
+    let limit = sim.now + 1_000;
+    let replies = sim.wait_replies(c, 1, limit);
+    sim.close(c);
+    replies == [Reply::simple("PONG")]
+}
+
+/// One SYN that is never completed: its socket listens again exactly `handshake_ms` later,
+/// and every socket then serves (three clients plus the refusal of a fourth).
+#[test]
+fn half_open_handshake_times_out_and_its_socket_listens_again() {
+    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let start = sim.now;
+    let (ip, port) = spoofed(0);
+    sim.inject_syn(ip, port);
+    sim.settle();
+    let timed_out = sim.run_until_true(start + 60_000, |sim| sim.stats().handshake_timeouts > 0);
+    assert_eq!(timed_out, Some(start + Timeouts::DEFAULT.handshake_ms));
+    let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    let info = sim.request(clients[0], &["INFO", "stats"]).text();
+    assert_eq!(info_field(&info, "handshake_timeouts"), 1);
+    assert_eq!(info_field(&info, "half_open_evictions"), 0);
+}
+
+/// The handshake timeout is a CONFIG parameter and applies to the next handshake.
+#[test]
+fn handshake_timeout_follows_config_set() {
+    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "handshake-timeout-ms", "300"]),
+        Reply::ok()
+    );
+    let start = sim.now;
+    let (ip, port) = spoofed(1);
+    sim.inject_syn(ip, port);
+    sim.settle();
+    let timed_out = sim.run_until_true(start + 60_000, |sim| sim.stats().handshake_timeouts > 0);
+    assert_eq!(timed_out, Some(start + 300));
+}
+
+/// With one client served and one socket left, a lost handshake on that socket must not make
+/// the next client's SYN meet a reset: the next real SYN evicts it, and the client gets Redis'
+/// refusal, not a refused connection.
+#[test]
+fn lost_handshake_does_not_take_the_refusing_socket() {
+    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let (ip, port) = spoofed(2);
+    sim.inject_syn(ip, port);
+    sim.settle();
+    let served = sim.connect_ready();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    assert_eq!(sim.request(served, &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().half_open_evictions, 1);
+}
+
+/// A SYN flood of ten times the socket count, repeated every second for ten seconds, while a
+/// real client connects every 100 ms: every real client gets in, and once the flood stops
+/// every socket is free again within the handshake timeout.
+#[test]
+fn syn_flood_does_not_lock_out_real_clients() {
+    const SOCKETS: usize = 8;
+    let mut sim: Sim<SOCKETS, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let start = sim.now;
+    let mut spoofs = 0;
+    let mut tried = 0;
+    let mut got_in = 0;
+    for second in 0..10 {
+        for _ in 0..10 * SOCKETS {
+            let (ip, port) = spoofed(spoofs);
+            sim.inject_syn(ip, port);
+            spoofs += 1;
+        }
+        sim.settle();
+        for tenth in 0..10 {
+            sim.run_until(start + second * 1_000 + tenth * 100 + 50);
+            tried += 1;
+            if real_client_gets_in(&mut sim) {
+                got_in += 1;
+            }
+        }
+    }
+    assert_eq!(got_in, tried, "real clients refused during the flood");
+    assert!(sim.stats().half_open_evictions > 0);
+    // The flood stops: after the handshake timeout every socket serves again.
+    let end = sim.now + Timeouts::DEFAULT.handshake_ms;
+    sim.run_until(end);
+    let clients: Vec<_> = (0..SOCKETS - 1).map(|_| sim.connect_ready()).collect();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    assert_eq!(sim.state(clients[0]), tcp::State::Established);
+}
