@@ -159,3 +159,43 @@ fn dhcp_lease_then_fallback_after_each_lost_lease() {
         sim.close(c);
     }
 }
+
+/// A request that lands while the server is busy in its poll (after it found the device empty
+/// once) is answered without time moving: the poll that takes a frame in serves it. The server
+/// used to take such a frame in during its second interface poll, leave it unserved, and ask
+/// to run again only at smoltcp's delayed-ACK deadline, 10 ms later.
+#[test]
+fn request_landing_mid_poll_is_answered_without_waiting() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    for round in 0..20 {
+        let c = sim.connect();
+        let start = sim.now;
+        sim.send_mid_poll(c, &sim::encode_str(&["PING"]));
+        sim.settle();
+        assert_eq!(sim.now, start);
+        assert_eq!(
+            sim.replies(c),
+            vec![Reply::simple("PONG")],
+            "round {round}: no reply at t={start}"
+        );
+        sim.close(c);
+        sim.advance(1);
+    }
+}
+
+/// A client the server is closing (here: QUIT, with the client not closing its side) leaves
+/// `connected_clients` at once, as in Redis, not when the close has finished.
+#[test]
+fn closing_client_leaves_connected_clients_at_once() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let watcher = sim.connect_ready();
+    let leaving = sim.connect_ready();
+    let clients = |sim: &mut Small| {
+        let info = sim.request(watcher, &["INFO", "clients"]).text();
+        sim::info_field(&info, "connected_clients")
+    };
+    assert_eq!(clients(&mut sim), 2);
+    assert_eq!(sim.request(leaving, &["QUIT"]), Reply::ok());
+    assert!(sim.closed_by_server(leaving));
+    assert_eq!(clients(&mut sim), 1);
+}

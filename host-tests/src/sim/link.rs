@@ -184,9 +184,11 @@ pub fn link(seed: u64) -> (LinkEnd, LinkEnd) {
 }
 
 impl LinkEnd {
-    /// Sets the faults of the wire this end sends on.
-    pub fn set_send_faults(&mut self, faults: Faults) {
-        self.tx.borrow_mut().faults = faults;
+    /// Sets the faults of the wire this end sends on, drawn from `seed`.
+    pub fn set_send_faults(&mut self, faults: Faults, seed: u64) {
+        let mut wire = self.tx.borrow_mut();
+        wire.faults = faults;
+        wire.rng = SmallRng::seed_from_u64(seed);
     }
 
     /// What the faults of the wire this end sends on did.

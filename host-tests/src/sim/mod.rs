@@ -515,6 +515,8 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     pub fn wait_replies(&mut self, client: Client, n: usize, limit: u64) -> Vec<Reply> {
         let mut replies = Vec::new();
         loop {
+            // Whatever can be answered at `now` is, before time moves.
+            self.settle();
             while let Some(reply) = self.next_reply(client) {
                 replies.push(reply);
             }
@@ -629,10 +631,11 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
         self.socket_mut(client).set_ack_delay(delay);
     }
 
-    /// Sets the faults of both directions of the link.
-    pub fn set_faults(&mut self, faults: Faults) {
-        self.server_link.set_send_faults(faults);
-        self.client_link.set_send_faults(faults);
+    /// Sets the faults of both directions of the link, drawn from `seed` (repeatable).
+    pub fn set_faults(&mut self, faults: Faults, seed: u64) {
+        self.server_link.set_send_faults(faults, seed);
+        self.client_link
+            .set_send_faults(faults, seed ^ 0x9e37_79b9_7f4a_7c15);
     }
 
     /// What the faults did: (server to clients, clients to server).
