@@ -7,9 +7,9 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -110,6 +110,19 @@ impl Namespace {
     ///
     /// The failing `ip` command and its message.
     pub fn create(name: &str, tap: &str, host_cidr: &str) -> Result<Self, String> {
+        let namespace = Self::create_empty(name)?;
+        namespace.ip(&["tuntap", "add", "dev", tap, "mode", "tap"])?;
+        namespace.ip(&["addr", "add", host_cidr, "dev", tap])?;
+        namespace.ip(&["link", "set", tap, "up"])?;
+        Ok(namespace)
+    }
+
+    /// Creates namespace `name` with only loopback, up; add devices with [`ip`](Self::ip).
+    ///
+    /// # Errors
+    ///
+    /// The failing `ip` command and its message.
+    pub fn create_empty(name: &str) -> Result<Self, String> {
         // A namespace left over from a killed run would make `add` fail.
         let _ = Command::new("ip").args(["netns", "del", name]).output();
         run(Command::new("ip").args(["netns", "add", name]))?;
@@ -117,13 +130,15 @@ impl Namespace {
             name: name.to_string(),
         };
         namespace.ip(&["link", "set", "lo", "up"])?;
-        namespace.ip(&["tuntap", "add", "dev", tap, "mode", "tap"])?;
-        namespace.ip(&["addr", "add", host_cidr, "dev", tap])?;
-        namespace.ip(&["link", "set", tap, "up"])?;
         Ok(namespace)
     }
 
-    fn ip(&self, args: &[&str]) -> Result<Output, String> {
+    /// Runs `ip args..` inside the namespace.
+    ///
+    /// # Errors
+    ///
+    /// The failing `ip` command and its message.
+    pub fn ip(&self, args: &[&str]) -> Result<Output, String> {
         run(Command::new("ip")
             .args(["netns", "exec", &self.name, "ip"])
             .args(args))
@@ -184,6 +199,36 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Sends `signal` (a name such as `TERM` or `INT`) to `child` with kill(1).
+///
+/// # Errors
+///
+/// When `kill` fails, e.g. because the child has already been reaped.
+pub fn send_signal(child: &Child, signal: &str) -> Result<(), String> {
+    run(Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(child.id().to_string()))
+    .map(drop)
+}
+
+/// Waits up to `timeout` for `child` to exit, checking every millisecond; `None` if it is
+/// still running then.
+///
+/// # Errors
+///
+/// When the child's status cannot be read.
+pub fn wait_exit(child: &mut Child, timeout: Duration) -> Result<Option<ExitStatus>, String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(Some(status)),
+            Ok(None) if Instant::now() >= deadline => return Ok(None),
+            Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+            Err(e) => return Err(format!("cannot wait for pid {}: {e}", child.id())),
+        }
+    }
+}
+
 /// Reads `stdout` on a thread until a line containing `needle` appears (`Ok(line)`), the stream
 /// ends, or `timeout` passes. The thread keeps draining the stream afterwards so the child never
 /// blocks on a full pipe.
@@ -223,16 +268,44 @@ pub fn wait_for_line_in(
             }
         }
     });
-    let deadline = std::time::Instant::now() + timeout;
+    let deadline = Instant::now() + timeout;
     let mut seen = Vec::new();
     loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let left = deadline.saturating_duration_since(Instant::now());
         match receiver.recv_timeout(left) {
             Ok(Ok(line)) => return Ok(line),
             Ok(Err(line)) => seen.push(line),
             Err(_) => return Err(format!("no {needle:?} within {timeout:?}; saw: {seen:?}")),
         }
     }
+}
+
+/// Starts the `net-shell` at `binary` inside `namespace` with `args`, its stdout piped and its
+/// log going to `stderr`, and waits up to 30 s for its ready line, which it returns.
+///
+/// # Errors
+///
+/// When it cannot start or prints no ready line (with what it printed instead).
+pub fn start_net_shell(
+    namespace: &Namespace,
+    binary: &Path,
+    args: &[&str],
+    stderr: Stdio,
+) -> Result<(KillOnDrop, String), String> {
+    let mut process = KillOnDrop::new(
+        namespace
+            .command(binary)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?,
+    );
+    let stdout = process
+        .take_stdout()
+        .ok_or("net-shell's stdout is not piped")?;
+    let ready = wait_for_line(stdout, "net-shell ready", Duration::from_secs(30))?;
+    Ok((process, ready))
 }
 
 /// Builds the `net-shell` host binary (release) in its own target directory, so it never waits

@@ -2,9 +2,10 @@
 //! test creates (and removes, also on failure), driven by the real `redis-cli` and by raw
 //! sockets from Python inside the same namespace. No traffic leaves the namespace.
 
+use std::io::Read as _;
 use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use host_tests::e2e::{self, KillOnDrop, Namespace};
 
@@ -21,13 +22,19 @@ fn binary() -> &'static Result<std::path::PathBuf, String> {
 /// A running shell in its own namespace.
 struct Shell {
     // Field order matters: the process dies before its namespace goes.
-    _process: KillOnDrop,
+    process: KillOnDrop,
     namespace: Namespace,
 }
 
 impl Shell {
     /// Starts the shell, or `None` if this machine cannot (skipped outside CI).
     fn start(test: &str, extra: &[&str]) -> Option<Shell> {
+        Self::start_logging(test, extra, "warn", Stdio::null())
+    }
+
+    /// [`start`](Self::start) with `--log-level log_level` and the log going to `stderr`.
+    /// A piped log must be read, or the shell blocks once the pipe is full.
+    fn start_logging(test: &str, extra: &[&str], log_level: &str, stderr: Stdio) -> Option<Shell> {
         if let Err(reason) = e2e::can_make_namespaces() {
             e2e::skip(&reason);
             return None;
@@ -41,24 +48,20 @@ impl Shell {
         let binary = binary().as_ref().expect("building net-shell failed");
         let name = format!("nsh-{test}-{}", std::process::id());
         let namespace = Namespace::create(&name, TAP, HOST).expect("create namespace");
-        let mut process = KillOnDrop::new(
-            namespace
-                .command(binary)
-                .args(["--tap", TAP, "--address", &format!("{SHELL_IP}/24")])
-                .args(["--log-level", "warn"])
-                .args(extra)
-                .stdout(Stdio::piped())
-                .spawn()
-                .expect("spawn net-shell"),
-        );
-        let stdout = process.take_stdout().expect("stdout");
-        let ready = e2e::wait_for_line(stdout, "net-shell ready", Duration::from_secs(30))
+        let address = format!("{SHELL_IP}/24");
+        let mut args = vec![
+            "--tap",
+            TAP,
+            "--address",
+            &address,
+            "--log-level",
+            log_level,
+        ];
+        args.extend_from_slice(extra);
+        let (process, ready) = e2e::start_net_shell(&namespace, binary, &args, stderr)
             .expect("net-shell never printed its ready line");
         assert!(ready.contains(SHELL_IP), "{ready}");
-        Some(Shell {
-            _process: process,
-            namespace,
-        })
+        Some(Shell { process, namespace })
     }
 
     /// Runs one `redis-cli` command against the shell and returns its output, trimmed.
@@ -73,12 +76,14 @@ impl Shell {
         .to_string()
     }
 
-    /// Runs a Python script inside the namespace and returns its stdout lines.
-    fn python(&self, script: &str) -> Vec<String> {
+    /// Runs a Python script inside the namespace and returns its stdout lines. Its arguments
+    /// are the shell's address, then `args`.
+    fn python(&self, script: &str, args: &[&str]) -> Vec<String> {
         e2e::stdout_of(
             self.namespace
                 .command("python3")
-                .args(["-c", script, SHELL_IP]),
+                .args(["-c", script, SHELL_IP])
+                .args(args),
         )
         .lines()
         .map(str::to_string)
@@ -144,7 +149,7 @@ fn tap_idle_connection_is_closed_while_active_one_stays() {
     let Some(shell) = Shell::start("idle", &["--idle-timeout-ms", "1500"]) else {
         return;
     };
-    let lines = shell.python(IDLE_SCRIPT);
+    let lines = shell.python(IDLE_SCRIPT, &[]);
     assert!(
         lines.contains(&"idle-first b'+PONG\\r\\n'".to_string()),
         "{lines:?}"
@@ -181,7 +186,7 @@ fn tap_malformed_request_is_answered_and_closed_while_other_client_works() {
     let Some(shell) = Shell::start("bad", &[]) else {
         return;
     };
-    let lines = shell.python(MALFORMED_SCRIPT);
+    let lines = shell.python(MALFORMED_SCRIPT, &[]);
     assert!(
         lines.contains(&"good-set b'+OK\\r\\n'".to_string()),
         "{lines:?}"
@@ -195,4 +200,78 @@ fn tap_malformed_request_is_answered_and_closed_while_other_client_works() {
         "{lines:?}"
     );
     assert!(shell.info_field("protocol_error_closes") >= 1);
+}
+
+/// Sends SIGTERM to the shell and returns how long it took to exit and what it logged.
+fn terminate(shell: &mut Shell, within: Duration) -> (Duration, String) {
+    let mut log = shell.process.take_stderr().expect("stderr piped");
+    let child = shell.process.child();
+    let start = Instant::now();
+    e2e::send_signal(child, "TERM").expect("send SIGTERM");
+    let status = e2e::wait_exit(child, within)
+        .expect("wait for net-shell")
+        .unwrap_or_else(|| panic!("net-shell still running {within:?} after SIGTERM"));
+    let took = start.elapsed();
+    assert!(status.success(), "net-shell exited with {status}");
+    let mut text = String::new();
+    log.read_to_string(&mut text).expect("read the shell's log");
+    (took, text)
+}
+
+#[test]
+fn tap_sigterm_stops_an_idle_shell_at_once() {
+    let Some(mut shell) = Shell::start_logging("sig", &[], "info", Stdio::piped()) else {
+        return;
+    };
+    assert_eq!(shell.cli(&["PING"]), "PONG");
+    // Idle: the shell is asleep in its wait, with no deadline for seconds.
+    std::thread::sleep(Duration::from_millis(300));
+    // Generous for a loaded CI machine; scripts/measure-signal-exit.sh measures the real figure.
+    let (took, log) = terminate(&mut shell, Duration::from_secs(1));
+    assert!(log.contains("signal received"), "{log}");
+    assert!(log.contains("stopped: "), "{log}");
+    eprintln!("SIGTERM to exit: {took:?}");
+}
+
+/// Connects and checks the connection works, then asks for SIGTERM to the shell (pid in
+/// argv[2]) and reports what the open connection saw.
+const SIGTERM_SCRIPT: &str = r#"
+import os, signal, socket, sys
+conn = socket.create_connection((sys.argv[1], 6379), timeout=10)
+conn.sendall(b"PING\r\n"); print("before", conn.recv(64))
+os.kill(int(sys.argv[2]), signal.SIGTERM)
+try:
+    print("after", conn.recv(64))
+except ConnectionResetError:
+    print("after reset")
+"#;
+
+#[test]
+fn tap_sigterm_closes_open_connections_then_exits() {
+    let Some(mut shell) = Shell::start_logging("sigconn", &[], "info", Stdio::piped()) else {
+        return;
+    };
+    let pid = shell.process.child().id().to_string();
+    let lines = shell.python(SIGTERM_SCRIPT, &[&pid]);
+    assert!(
+        lines.contains(&"before b'+PONG\\r\\n'".to_string()),
+        "{lines:?}"
+    );
+    // EOF, not a reset: the shell closed the connection gracefully.
+    assert!(lines.contains(&"after b''".to_string()), "{lines:?}");
+    // The signal has been sent already; this only collects the exit within the 2 s grace.
+    let child = shell.process.child();
+    let status = e2e::wait_exit(child, Duration::from_secs(5))
+        .expect("wait for net-shell")
+        .expect("net-shell still running 5 s after SIGTERM");
+    assert!(status.success(), "net-shell exited with {status}");
+    let mut log = String::new();
+    shell
+        .process
+        .take_stderr()
+        .expect("stderr piped")
+        .read_to_string(&mut log)
+        .expect("read the shell's log");
+    assert!(log.contains("closing 1 connection(s)"), "{log}");
+    assert!(log.contains("stopped: 1 connections served"), "{log}");
 }
