@@ -27,7 +27,7 @@ ip netns exec "$ns" ip tuntap add dev "$tap" mode tap
 ip netns exec "$ns" ip addr add 10.79.0.1/24 dev "$tap"
 ip netns exec "$ns" ip link set "$tap" up
 ip netns exec "$ns" "$root/target/release/net-shell" --tap "$tap" --address "$shell_ip/24" \
-  --log-level warn > /tmp/net-shell-bench.out &
+  --trusted-network 10.79.0.1/32 --log-level warn > /tmp/net-shell-bench.out &
 shell_pid=$!
 for _ in $(seq 100); do grep -q ready /tmp/net-shell-bench.out && break; sleep 0.1; done
 grep -q ready /tmp/net-shell-bench.out

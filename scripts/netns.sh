@@ -51,7 +51,10 @@ case "${1:-}" in
     up
     # Build outside the namespace (it has no route to the package registry).
     cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p net-shell --features std
-    exec ip netns exec "$ns" "$root/target/release/net-shell" --tap "$tap" --address "$addr" "$@"
+    # The host's side of the tap is this machine: protected mode trusts it, as Redis trusts
+    # loopback (pass --trusted-network again, or --requirepass, to change that).
+    exec ip netns exec "$ns" "$root/target/release/net-shell" --tap "$tap" --address "$addr" \
+      --trusted-network "${host%/*}/32" "$@"
     ;;
   exec)
     shift

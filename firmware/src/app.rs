@@ -32,7 +32,7 @@ use core::mem::MaybeUninit;
 
 use net_shell::smoltcp;
 use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
+use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts, MAX_PASSWORD_LEN};
 use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
 use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
@@ -65,6 +65,14 @@ pub const IDLE_TIMEOUT_MS: u64 = match option_env!("NET_SHELL_IDLE_TIMEOUT_MS") 
     Some(text) => parse_ms(text),
     None => 300_000,
 };
+/// The password every client must give (`AUTH`): `NET_SHELL_REQUIREPASS` at build time, none
+/// without it. With none, protected mode serves only the trusted network
+/// ([`Config::trusted_network`], or `NET_SHELL_TRUSTED_NETWORK` at build time, e.g.
+/// `192.168.1.0/24`). The password is in the firmware image: whoever can read the flash can
+/// read it. `CONFIG SET requirepass` changes it until the next reboot.
+pub const REQUIREPASS: Option<&str> = option_env!("NET_SHELL_REQUIREPASS");
+const TRUSTED_NETWORK: Option<&str> = option_env!("NET_SHELL_TRUSTED_NETWORK");
+
 /// Close a client whose command has been arriving for this long.
 const READ_TIMEOUT_MS: u64 = 10_000;
 /// Close a client that has not taken any reply bytes for this long.
@@ -145,6 +153,9 @@ pub struct Config {
     pub port: u16,
     /// Seed for TCP initial sequence numbers, DHCP transaction ids and the store's hash.
     pub random_seed: u64,
+    /// The network protected mode trusts when no password is set (Redis trusts loopback).
+    /// `NET_SHELL_TRUSTED_NETWORK` at build time replaces the board's choice.
+    pub trusted_network: Option<Ipv4Cidr>,
 }
 
 type Shell = Server<'static, CONNS, KEYS, STORE_BYTES>;
@@ -245,6 +256,21 @@ impl App {
         let mut server_config = ServerConfig::new(config.mac, ip);
         server_config.port = config.port;
         server_config.timeouts = Timeouts::new(IDLE_TIMEOUT_MS, READ_TIMEOUT_MS, WRITE_TIMEOUT_MS);
+        let trusted = match TRUSTED_NETWORK.map(str::parse::<Ipv4Cidr>) {
+            Some(Ok(network)) => Some(network),
+            Some(Err(_)) => defmt::panic!("NET_SHELL_TRUSTED_NETWORK is not an IPv4 network"),
+            None => config.trusted_network,
+        };
+        let mut security = Security::DEFAULT.trusting(trusted);
+        if let Some(password) = REQUIREPASS {
+            if security.set_password(password.as_bytes()).is_err() {
+                defmt::panic!(
+                    "NET_SHELL_REQUIREPASS is longer than {=usize} bytes",
+                    MAX_PASSWORD_LEN
+                );
+            }
+        }
+        server_config.security = security;
         server_config.buffers = BUFFERS;
         server_config.expire_budget = EXPIRE_BUDGET;
         server_config.random_seed = config.random_seed;

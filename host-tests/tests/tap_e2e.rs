@@ -54,6 +54,9 @@ impl Shell {
             TAP,
             "--address",
             &address,
+            // The namespace's side of the tap is this host: trusted, as Redis trusts loopback.
+            "--trusted-network",
+            HOST,
             "--log-level",
             log_level,
         ];

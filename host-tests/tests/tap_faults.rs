@@ -101,6 +101,9 @@ fn tap_faults_redis_benchmark_and_checked_commands_survive_loss_delay_and_reorde
             SHELL_TAP,
             "--address",
             &address,
+            // The clients' side of the link is inside this test's namespace: trusted.
+            "--trusted-network",
+            HOST,
             "--log-level",
             "warn",
         ],

@@ -5,9 +5,11 @@
 
 use core::fmt::Write as _;
 
+use smoltcp::wire::Ipv4Cidr;
 use timer_core::Tick;
 
-use crate::config::Timeouts;
+use crate::auth::{self, MAX_PASSWORD_LEN};
+use crate::config::{Settings, Timeouts};
 use crate::decimal::{parse_i64, Decimal};
 use crate::resp::{ReplyWriter, WriteFull};
 use crate::stats::Stats;
@@ -39,8 +41,10 @@ pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     pub store: &'s mut Store<KEYS, BYTES>,
     /// Server counters (for `INFO`; writes refused for lack of room count in `oom_refusals`).
     pub stats: &'s mut Stats,
-    /// Connection timeouts (for `CONFIG`).
-    pub timeouts: &'s mut Timeouts,
+    /// Timeouts, password and protected mode (for `CONFIG`, `AUTH`, `INFO`).
+    pub settings: &'s mut Settings,
+    /// Whether the connection has authenticated (`AUTH`, `HELLO … AUTH`), or needed not to.
+    pub authenticated: &'s mut bool,
     /// The time.
     pub clock: Clock,
     /// Client slots (for `INFO clients`).
@@ -78,10 +82,16 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
     let is = |s: &str| name.eq_ignore_ascii_case(s.as_bytes());
     // Like Redis, a command counts as processed once it is known and its arity is right, even
     // if it then answers an error; unknown commands and wrong arity are rejected uncounted.
+    // As in Redis, a client that must authenticate and has not is refused every command but
+    // AUTH, HELLO and QUIT, after the unknown-command and arity checks.
+    let auth_pending = ctx.settings.security.requires_auth() && !*ctx.authenticated;
     macro_rules! arity {
         ($ok:expr, $name:expr) => {
             if !($ok) {
                 return wrong_arity(out, $name);
+            }
+            if auth_pending {
+                return error(out, auth::NOAUTH);
             }
             ctx.stats.total_commands_processed += 1;
         };
@@ -239,9 +249,15 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
         } else {
             return unknown_subcommand(out, sub, "client");
         }
+    } else if is("auth") {
+        if n == 0 {
+            return wrong_arity(out, "auth");
+        }
+        ctx.stats.total_commands_processed += 1;
+        auth_command(args, ctx, out)?;
     } else if is("hello") {
         ctx.stats.total_commands_processed += 1;
-        hello(args, ctx.client_id, out)?;
+        hello(args, ctx, out)?;
     } else {
         return unknown_command(out, name, args);
     }
@@ -723,48 +739,178 @@ fn incr_by<const K: usize, const B: usize>(
     Ok(After::Continue)
 }
 
-/// The CONFIG parameters this server has: name, getter, setter (values in the units shown).
+/// A CONFIG parameter this server has.
 struct Param {
     name: &'static str,
-    get: fn(&Timeouts) -> u64,
-    set: fn(&mut Timeouts, u64),
-    /// The smallest value accepted.
-    min: u64,
+    kind: Kind,
+}
+
+/// What a CONFIG parameter holds, and where in [`Settings`].
+enum Kind {
+    /// A whole number in [`Timeouts`] (milliseconds, or seconds for `timeout`).
+    Integer {
+        get: fn(&Timeouts) -> u64,
+        set: fn(&mut Timeouts, u64),
+        /// The smallest value accepted.
+        min: u64,
+    },
+    /// `protected-mode`: `yes` or `no`.
+    ProtectedMode,
+    /// `requirepass`: the password, empty for none.
+    Password,
+    /// `trusted-network`: an IPv4 network such as `10.77.0.0/24`, empty for none.
+    TrustedNetwork,
 }
 
 const PARAMS: &[Param] = &[
     Param {
         name: "timeout",
-        get: |t| t.idle_ms / 1000,
-        set: |t, v| t.idle_ms = v.saturating_mul(1000),
-        min: 0,
+        kind: Kind::Integer {
+            get: |t| t.idle_ms / 1000,
+            set: |t, v| t.idle_ms = v.saturating_mul(1000),
+            min: 0,
+        },
     },
     Param {
         name: "idle-timeout-ms",
-        get: |t| t.idle_ms,
-        set: |t, v| t.idle_ms = v,
-        min: 0,
+        kind: Kind::Integer {
+            get: |t| t.idle_ms,
+            set: |t, v| t.idle_ms = v,
+            min: 0,
+        },
     },
     Param {
         name: "read-timeout-ms",
-        get: |t| t.read_ms,
-        set: |t, v| t.read_ms = v,
-        min: 0,
+        kind: Kind::Integer {
+            get: |t| t.read_ms,
+            set: |t, v| t.read_ms = v,
+            min: 0,
+        },
     },
     Param {
         name: "write-timeout-ms",
-        get: |t| t.write_ms,
-        set: |t, v| t.write_ms = v,
-        min: 0,
+        kind: Kind::Integer {
+            get: |t| t.write_ms,
+            set: |t, v| t.write_ms = v,
+            min: 0,
+        },
     },
     Param {
         name: "handshake-timeout-ms",
-        get: |t| t.handshake_ms,
-        set: |t, v| t.handshake_ms = v,
-        // 0 would leave half-open handshakes in place for good.
-        min: 1,
+        kind: Kind::Integer {
+            get: |t| t.handshake_ms,
+            set: |t, v| t.handshake_ms = v,
+            // 0 would leave half-open handshakes in place for good.
+            min: 1,
+        },
+    },
+    Param {
+        name: "requirepass",
+        kind: Kind::Password,
+    },
+    Param {
+        name: "protected-mode",
+        kind: Kind::ProtectedMode,
+    },
+    Param {
+        name: "trusted-network",
+        kind: Kind::TrustedNetwork,
     },
 ];
+
+impl Param {
+    /// Writes the current value as a bulk string.
+    fn write_value(&self, settings: &Settings, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
+        match self.kind {
+            Kind::Integer { get, .. } => {
+                out.bulk(Decimal::new(get(&settings.timeouts).min(MAX_MS)).as_bytes())
+            }
+            Kind::ProtectedMode => out.bulk(if settings.security.protected_mode {
+                b"yes"
+            } else {
+                b"no"
+            }),
+            Kind::Password => out.bulk(settings.security.password().unwrap_or_default()),
+            Kind::TrustedNetwork => {
+                let mut text: heapless::String<24> = heapless::String::new();
+                if let Some(network) = settings.security.trusted_network {
+                    let _ = write!(text, "{network}");
+                }
+                out.bulk(text.as_bytes())
+            }
+        }
+    }
+
+    /// Sets the value in `settings`, or says why it cannot (the text after Redis'
+    /// `CONFIG SET failed (possibly related to argument '…') - `).
+    fn set_value(&self, settings: &mut Settings, value: &[u8]) -> Result<(), SetError> {
+        match self.kind {
+            Kind::Integer { set, min, .. } => match parse_i64(value) {
+                Some(v) if v >= 0 && v as u64 >= min => {
+                    set(&mut settings.timeouts, v as u64);
+                    Ok(())
+                }
+                Some(_) => Err(SetError::OutOfRange { min }),
+                None => Err(SetError::NotAnInteger),
+            },
+            Kind::ProtectedMode => {
+                settings.security.protected_mode = if value.eq_ignore_ascii_case(b"yes") {
+                    true
+                } else if value.eq_ignore_ascii_case(b"no") {
+                    false
+                } else {
+                    return Err(SetError::NotYesOrNo);
+                };
+                Ok(())
+            }
+            Kind::Password => settings
+                .security
+                .set_password(value)
+                .map_err(|_| SetError::PasswordTooLong),
+            Kind::TrustedNetwork => {
+                settings.security.trusted_network = if value.is_empty() {
+                    None
+                } else {
+                    let parsed = core::str::from_utf8(value)
+                        .ok()
+                        .and_then(|text| text.parse::<Ipv4Cidr>().ok());
+                    Some(parsed.ok_or(SetError::NotANetwork)?)
+                };
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Why `CONFIG SET` refused a value.
+#[derive(Clone, Copy)]
+enum SetError {
+    NotAnInteger,
+    OutOfRange { min: u64 },
+    NotYesOrNo,
+    PasswordTooLong,
+    NotANetwork,
+}
+
+impl core::fmt::Display for SetError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotAnInteger => f.write_str("argument couldn't be parsed into an integer"),
+            Self::OutOfRange { min } => write!(
+                f,
+                "argument must be between {min} and {} inclusive",
+                i64::MAX
+            ),
+            Self::NotYesOrNo => f.write_str("argument must be 'yes' or 'no'"),
+            Self::PasswordTooLong => {
+                write!(f, "argument must be at most {MAX_PASSWORD_LEN} bytes")
+            }
+            Self::NotANetwork => {
+                f.write_str("argument must be an IPv4 network like 10.0.0.0/24, or empty")
+            }
+        }
+    }
+}
 
 /// Read-only parameters with fixed values: this server keeps nothing on disk. Clients such as
 /// redis-benchmark ask for them at start.
@@ -798,8 +944,7 @@ fn config<const K: usize, const B: usize>(
         out.array_header(count * 2)?;
         for param in PARAMS.iter().filter(|p| matches(p)) {
             out.bulk(param.name.as_bytes())?;
-            let value = (param.get)(ctx.timeouts).min(MAX_MS);
-            out.bulk(Decimal::new(value).as_bytes())?;
+            param.write_value(ctx.settings, out)?;
         }
         for (name, value) in FIXED_PARAMS.iter().filter(|(name, _)| matches_fixed(name)) {
             out.bulk(name.as_bytes())?;
@@ -810,7 +955,7 @@ fn config<const K: usize, const B: usize>(
             return wrong_arity(out, "config|set");
         }
         // Validate everything first: CONFIG SET is all or nothing.
-        let mut updated = *ctx.timeouts;
+        let mut updated = *ctx.settings;
         for pair in args[1..].chunks_exact(2) {
             if let Some((name, _)) = FIXED_PARAMS
                 .iter()
@@ -835,29 +980,17 @@ fn config<const K: usize, const B: usize>(
                     ),
                 );
             };
-            match parse_i64(pair[1]) {
-                Some(v) if v >= 0 && v as u64 >= param.min => (param.set)(&mut updated, v as u64),
-                Some(_) => {
-                    return error_fmt(
-                        out,
-                        format_args!(
-                            "ERR CONFIG SET failed (possibly related to argument '{}') - argument must be between {} and {} inclusive",
-                            param.name, param.min, i64::MAX
-                        ),
-                    )
-                }
-                None => {
-                    return error_fmt(
-                        out,
-                        format_args!(
-                            "ERR CONFIG SET failed (possibly related to argument '{}') - argument couldn't be parsed into an integer",
-                            param.name
-                        ),
-                    )
-                }
+            if let Err(why) = param.set_value(&mut updated, pair[1]) {
+                return error_fmt(
+                    out,
+                    format_args!(
+                        "ERR CONFIG SET failed (possibly related to argument '{}') - {why}",
+                        param.name
+                    ),
+                );
             }
         }
-        *ctx.timeouts = updated;
+        *ctx.settings = updated;
         out.simple("OK")?;
     } else if sub.eq_ignore_ascii_case(b"resetstat") {
         out.simple("OK")?;
@@ -870,7 +1003,48 @@ fn config<const K: usize, const B: usize>(
 /// `HELLO [protover [AUTH user pass] [SETNAME name]]`. This server speaks RESP2 only: version 2
 /// (or none) gets Redis' handshake reply as a flat array; any other version gets `-NOPROTO`, as
 /// Redis answers versions it does not speak, so clients can fall back to RESP2.
-fn hello(args: &[&[u8]], client_id: u64, out: &mut ReplyWriter<'_>) -> Reply {
+/// Whether `user` and `password` name the default user and its password (compared in
+/// constant time). A server without a password takes any password for `default`, as Redis'
+/// `nopass` default user does.
+fn credentials_match(settings: &Settings, user: &[u8], password: &[u8]) -> bool {
+    // Check the password even for an unknown user, so both take the same time.
+    let password_ok = settings.security.password_matches(password);
+    user == auth::DEFAULT_USER && password_ok
+}
+
+/// `AUTH [username] password`, as Redis 7's `authCommand`.
+fn auth_command<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (user, password) = match args {
+        [password] => {
+            if !ctx.settings.security.requires_auth() {
+                return error(out, auth::NO_PASSWORD_SET);
+            }
+            (auth::DEFAULT_USER, *password)
+        }
+        [user, password] => (*user, *password),
+        _ => return error(out, SYNTAX),
+    };
+    if credentials_match(ctx.settings, user, password) {
+        *ctx.authenticated = true;
+        out.simple("OK")?;
+        Ok(After::Continue)
+    } else {
+        error(out, auth::WRONGPASS)
+    }
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`, as Redis 7's `helloCommand`:
+/// the version first, then the options, then the credentials, and only then the rule that the
+/// client must be authenticated.
+fn hello<const K: usize, const B: usize>(
+    args: &[&[u8]],
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
     if let Some(version) = args.first() {
         match parse_i64(version) {
             Some(2) => {}
@@ -883,29 +1057,34 @@ fn hello(args: &[&[u8]], client_id: u64, out: &mut ReplyWriter<'_>) -> Reply {
             }
         }
     }
-    // Options: AUTH takes two arguments, SETNAME one. There is no password to check (like a
-    // Redis whose default user has none), and names are not kept.
+    // Options: AUTH takes two arguments, SETNAME one. Names are not kept.
+    let mut credentials = None;
     let mut i = 1;
     while i < args.len() {
         let option = args[i];
-        let takes = if option.eq_ignore_ascii_case(b"auth") {
-            2
-        } else if option.eq_ignore_ascii_case(b"setname") {
-            1
+        let more = args.len() - 1 - i;
+        if option.eq_ignore_ascii_case(b"auth") && more >= 2 {
+            credentials = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if option.eq_ignore_ascii_case(b"setname") && more >= 1 {
+            i += 2;
         } else {
             return error_fmt(
                 out,
                 format_args!("ERR Syntax error in HELLO option '{}'", Shown(option)),
             );
-        };
-        if i + takes >= args.len() {
-            return error_fmt(
-                out,
-                format_args!("ERR Syntax error in HELLO option '{}'", Shown(option)),
-            );
         }
-        i += takes + 1;
     }
+    if let Some((user, password)) = credentials {
+        if !credentials_match(ctx.settings, user, password) {
+            return error(out, auth::WRONGPASS);
+        }
+        *ctx.authenticated = true;
+    }
+    if ctx.settings.security.requires_auth() && !*ctx.authenticated {
+        return error(out, auth::HELLO_NOAUTH);
+    }
+    let client_id = ctx.client_id;
     out.array_header(14)?;
     out.bulk(b"server")?;
     out.bulk(b"redis")?;
@@ -952,7 +1131,7 @@ fn command(args: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
 }
 
 /// The number of commands [`execute`] knows (for `COMMAND COUNT`).
-const COMMAND_COUNT: i64 = 34;
+const COMMAND_COUNT: i64 = 35;
 
 #[cfg(test)]
 mod tests {

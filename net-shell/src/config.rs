@@ -1,5 +1,25 @@
 //! Run-time settings that `CONFIG GET`/`CONFIG SET` can see and change.
 
+use crate::auth::Security;
+
+/// Everything `CONFIG SET` can change, changed all at once or not at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct Settings {
+    /// Connection timeouts.
+    pub timeouts: Timeouts,
+    /// Password and protected mode.
+    pub security: Security,
+}
+
+impl Settings {
+    /// These timeouts and security settings.
+    pub const fn new(timeouts: Timeouts, security: Security) -> Self {
+        Self { timeouts, security }
+    }
+}
+
 /// Timeouts, in milliseconds. 0 disables a timeout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -40,6 +40,8 @@ pub(crate) struct Connection<'a> {
     pub(crate) phase: Phase,
     /// Counted in `connected_clients` (refused connections are not).
     pub(crate) counted: bool,
+    /// Authenticated (or accepted while no password was set), as Redis' `c->authenticated`.
+    pub(crate) authenticated: bool,
     /// The idle/read/closing timer (or, while listening, the handshake timer).
     pub(crate) timer: Option<TimerId>,
     /// The write timer, armed while replies wait to be acknowledged.
@@ -68,6 +70,7 @@ impl<'a> Connection<'a> {
             input_len: 0,
             phase: Phase::Listening,
             counted: false,
+            authenticated: false,
             timer: None,
             write_timer: None,
             last_send_queue: 0,

@@ -44,10 +44,10 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
                 "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\nhandshake_timeout_ms:{}\r\n\r\n",
                 stats.connected_clients,
                 ctx.max_clients,
-                ctx.timeouts.idle_ms,
-                ctx.timeouts.read_ms,
-                ctx.timeouts.write_ms,
-                ctx.timeouts.handshake_ms
+                ctx.settings.timeouts.idle_ms,
+                ctx.settings.timeouts.read_ms,
+                ctx.settings.timeouts.write_ms,
+                ctx.settings.timeouts.handshake_ms
             )?;
         }
         if wants("memory") {
@@ -64,7 +64,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         if wants("stats") {
             write!(
                 text,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\noom_refusals:{}\r\n\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\nprotected_mode_refusals:{}\r\noom_refusals:{}\r\n\r\n",
                 stats.total_connections_received,
                 stats.total_commands_processed,
                 stats.rejected_connections,
@@ -76,6 +76,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
                 stats.aborted_closes,
                 stats.handshake_timeouts,
                 stats.half_open_evictions,
+                stats.protected_mode_refusals,
                 stats.oom_refusals
             )?;
         }

@@ -9,6 +9,7 @@ extern crate std;
 #[macro_use]
 mod fmt;
 
+mod auth;
 pub mod command;
 mod config;
 mod connection;
@@ -20,7 +21,8 @@ mod server;
 mod stats;
 pub mod store;
 
-pub use config::Timeouts;
+pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
+pub use config::{Settings, Timeouts};
 pub use server::{BufferSizes, IpSetup, Server, ServerConfig, SetupError, MAX_ARGS};
 pub use smoltcp;
 pub use stats::Stats;

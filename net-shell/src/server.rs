@@ -13,8 +13,9 @@ use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Address, Ipv4Cidr};
 use timer_core::{Tick, TimeoutList, TimeoutLists, TimerQueue};
 
+use crate::auth::{self, Security};
 use crate::command::{self, After, Clock, Context};
-use crate::config::Timeouts;
+use crate::config::{Settings, Timeouts};
 use crate::connection::{list, Connection, Phase};
 use crate::resp::{self, Limits, Parsed, ReplyWriter};
 use crate::stats::Stats;
@@ -108,6 +109,8 @@ pub struct ServerConfig {
     pub port: u16,
     /// Connection timeouts (changeable at run time with `CONFIG SET`).
     pub timeouts: Timeouts,
+    /// Password and protected mode (changeable at run time with `CONFIG SET`).
+    pub security: Security,
     /// Buffer sizes per connection.
     pub buffers: BufferSizes,
     /// Most keys removed by the TTL timer per poll, so a mass expiry never stalls serving.
@@ -117,7 +120,8 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    /// A configuration with defaults: port 6379, [`Timeouts::DEFAULT`], 2 KiB/4 KiB/2 KiB
+    /// A configuration with defaults: port 6379, [`Timeouts::DEFAULT`], [`Security::DEFAULT`]
+    /// (no password, protected mode on, nobody trusted: set one of them), 2 KiB/4 KiB/2 KiB
     /// buffers, 1,000 expirations per poll.
     pub const fn new(mac: [u8; 6], ip: IpSetup) -> Self {
         Self {
@@ -125,6 +129,7 @@ impl ServerConfig {
             ip,
             port: 6379,
             timeouts: Timeouts::DEFAULT,
+            security: Security::DEFAULT,
             buffers: BufferSizes {
                 rx: 2048,
                 tx: 4096,
@@ -196,7 +201,7 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     conns: heapless::Vec<Connection<'a>, CONNS>,
     reply: &'a mut [u8],
     store: &'a mut Store<KEYS, BYTES>,
-    timeouts: Timeouts,
+    settings: Settings,
     conn_timers: TimeoutLists<u16, CONNS, { list::COUNT }>,
     write_timers: TimeoutList<u16, CONNS>,
     stats: Stats,
@@ -333,7 +338,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             conns,
             reply,
             store,
-            timeouts: config.timeouts,
+            settings: Settings::new(config.timeouts, config.security),
             conn_timers: TimeoutLists::new(),
             write_timers: TimeoutList::new(),
             stats: Stats::default(),
@@ -448,7 +453,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 tcp::State::SynReceived => {
                     half_open += 1;
                     if conn.timer.is_none() {
-                        let at = now.saturating_add(self.timeouts.handshake_ms.max(1));
+                        let at = now.saturating_add(self.settings.timeouts.handshake_ms.max(1));
                         self.conns[index].timer = self
                             .conn_timers
                             .insert_into(list::HANDSHAKE, at, index as u16)
@@ -577,7 +582,12 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
 
     /// The timeouts in force (they may have been changed by `CONFIG SET`).
     pub fn timeouts(&self) -> Timeouts {
-        self.timeouts
+        self.settings.timeouts
+    }
+
+    /// The password and protected-mode settings in force.
+    pub fn security(&self) -> &Security {
+        &self.settings.security
     }
 
     /// Starts a graceful shutdown: stop accepting, close every connection after the replies
@@ -702,17 +712,33 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         // Like Redis, count only the connections accepted, not those refused.
         self.stats.total_connections_received += 1;
-        if let Some(peer) = self
+        let peer = self
             .sockets
             .get::<tcp::Socket>(self.conns[index].socket)
-            .remote_endpoint()
-        {
+            .remote_endpoint();
+        if let Some(peer) = peer {
             debug!("slot {}: client {} connected", index, peer);
         }
+        let security = &self.settings.security;
+        if !peer.is_some_and(|p| security.admits(p.addr)) {
+            // Redis explains protected mode to the client and disconnects it.
+            info!("refused a client outside the trusted network: protected mode");
+            self.stats.protected_mode_refusals += 1;
+            let handle = self.conns[index].socket;
+            let _ = self
+                .sockets
+                .get_mut::<tcp::Socket>(handle)
+                .send_slice(auth::DENIED);
+            self.conns[index].phase = Phase::Open;
+            self.begin_close(index, now);
+            return;
+        }
+        let authenticated = !security.requires_auth();
         let conn = &mut self.conns[index];
         conn.id = self.stats.total_connections_received;
         conn.phase = Phase::Open;
         conn.counted = true;
+        conn.authenticated = authenticated;
         conn.reset(now);
         self.stats.connected_clients += 1;
         self.arm_timers(index);
@@ -754,7 +780,12 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             let conn = &mut self.conns[index];
             let filled = conn.input_len;
-            let parsed = resp::parse::<MAX_ARGS>(&mut conn.input[..filled], &self.limits);
+            let limits = if conn.authenticated || !self.settings.security.requires_auth() {
+                self.limits
+            } else {
+                self.limits.unauthenticated()
+            };
+            let parsed = resp::parse::<MAX_ARGS>(&mut conn.input[..filled], &limits);
             let mut out = ReplyWriter::new(self.reply);
             let consumed = match parsed {
                 Ok(Parsed::Incomplete) => {
@@ -775,13 +806,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 }
                 Ok(Parsed::Empty { consumed }) => consumed,
                 Ok(Parsed::Command { command, consumed }) => {
-                    let timeouts = self.timeouts;
+                    let timeouts = self.settings.timeouts;
                     let mut ctx = Context {
                         started: self.started,
                         client_id: conn.id,
+                        authenticated: &mut conn.authenticated,
                         store: self.store,
                         stats: &mut self.stats,
-                        timeouts: &mut self.timeouts,
+                        settings: &mut self.settings,
                         clock: Clock {
                             now,
                             unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(now)),
@@ -790,7 +822,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     };
                     let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                     executed = true;
-                    if self.timeouts != timeouts {
+                    if self.settings.timeouts != timeouts {
                         self.timeouts_changed = true;
                     }
                     if after == Ok(After::Close) {
@@ -861,7 +893,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     ///
     /// A timeout of 0 is off; with the read timeout off, the idle timeout still applies.
     fn arm_timers(&mut self, index: usize) {
-        let timeouts = self.timeouts;
+        let timeouts = self.settings.timeouts;
         let conn = &self.conns[index];
         let main = if conn.input_len > 0 && !conn.blocked && timeouts.read_ms > 0 {
             Some((list::READ, conn.read_since.saturating_add(timeouts.read_ms)))
@@ -937,7 +969,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         if let Some(id) = self.conns[index].write_timer.take() {
             let _ = self.write_timers.cancel(id);
         }
-        let deadline = now.saturating_add(self.timeouts.close_ms.max(1));
+        let deadline = now.saturating_add(self.settings.timeouts.close_ms.max(1));
         self.set_timer(index, Some((list::CLOSING, deadline)));
     }
 

@@ -27,6 +27,8 @@ pub struct Stats {
     pub handshake_timeouts: u64,
     /// Half-open handshakes aborted early to keep a socket listening (a SYN flood).
     pub half_open_evictions: u64,
+    /// Clients refused by protected mode (no password set, not from the trusted network).
+    pub protected_mode_refusals: u64,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
 }

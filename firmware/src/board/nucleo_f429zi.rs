@@ -110,6 +110,8 @@ pub fn init() -> Board {
             },
             port: 6379,
             random_seed,
+            // Nobody: build with NET_SHELL_REQUIREPASS or NET_SHELL_TRUSTED_NETWORK.
+            trusted_network: None,
         },
     }
 }

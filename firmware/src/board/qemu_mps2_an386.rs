@@ -78,6 +78,8 @@ pub fn init() -> Board {
             }),
             port: 6379,
             random_seed: seed,
+            // QEMU's user networking (slirp) forwards host connections from 10.0.2.2.
+            trusted_network: Some(Ipv4Cidr::new(Ipv4Address::new(10, 0, 2, 2), 32)),
         },
     }
 }

@@ -12,7 +12,7 @@
 mod link;
 
 use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
+use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::{tcp, udp};
@@ -54,7 +54,8 @@ pub fn store<const K: usize, const B: usize>() -> &'static mut Store<K, B> {
     Box::leak(Box::new(Store::new(MAX_KEY, MAX_VALUE)))
 }
 
-/// The server's configuration: 10.0.0.1/24 on port 6379, the given timeouts, default buffers.
+/// The server's configuration: 10.0.0.1/24 on port 6379, the given timeouts, default buffers,
+/// no password, and protected mode trusting the clients' subnet.
 pub fn config(timeouts: Timeouts) -> ServerConfig {
     let mut config = ServerConfig::new(
         SERVER_MAC,
@@ -64,6 +65,8 @@ pub fn config(timeouts: Timeouts) -> ServerConfig {
         },
     );
     config.timeouts = timeouts;
+    // The client interface's subnet is the trusted network, as loopback is for Redis.
+    config.security = Security::DEFAULT.trusting(Some(Ipv4Cidr::new(CLIENT_IP, 24)));
     config
 }
 

@@ -14,7 +14,7 @@ use net_shell::smoltcp::iface::SocketStorage;
 use net_shell::smoltcp::phy::{Medium, TunTapInterface};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Server, ServerConfig, Timeouts};
+use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts, MAX_PASSWORD_LEN};
 
 /// Client sockets: 63 clients at once, plus one that refuses the 64th politely.
 const CONNS: usize = 64;
@@ -63,12 +63,43 @@ struct Args {
     /// Close a client that accepts no reply bytes for this many ms (0: never).
     #[arg(long, default_value_t = Timeouts::DEFAULT.write_ms)]
     write_timeout_ms: u64,
+    /// Abort a TCP handshake not completed within this many ms (a SYN from an address that
+    /// never answers), so its socket listens again.
+    #[arg(long, default_value_t = Timeouts::DEFAULT.handshake_ms, value_parser = clap::value_parser!(u64).range(1..))]
+    handshake_timeout_ms: u64,
+    /// Require this password (AUTH) from every client. Prefer the environment variable: a
+    /// command line is visible to every user of the machine.
+    #[arg(long, env = "NET_SHELL_REQUIREPASS", hide_env_values = true, value_parser = parse_password)]
+    requirepass: Option<String>,
+    /// With no password set, serve only clients from --trusted-network (Redis' protected mode,
+    /// which trusts the loopback interface; a tap has none): yes or no.
+    #[arg(long, default_value = "yes", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    protected_mode: bool,
+    /// The network protected mode trusts, e.g. 10.77.0.1/32 (the host's side of the tap).
+    /// Without it, and without a password, protected mode refuses every client.
+    #[arg(long, value_parser = parse_cidr)]
+    trusted_network: Option<Ipv4Cidr>,
     /// Most keys expired per poll, so a mass expiry never stalls serving.
     #[arg(long, default_value_t = 1000)]
     expire_budget: usize,
     /// Log level: error, warn, info, debug, trace.
     #[arg(long, default_value = "info")]
     log_level: log::LevelFilter,
+}
+
+fn parse_yes_no(text: &str) -> Result<bool, String> {
+    match text {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("expected yes or no".into()),
+    }
+}
+
+fn parse_password(text: &str) -> Result<String, String> {
+    if text.len() > MAX_PASSWORD_LEN {
+        return Err(format!("a password is at most {MAX_PASSWORD_LEN} bytes"));
+    }
+    Ok(text.to_owned())
 }
 
 fn parse_cidr(text: &str) -> Result<Ipv4Cidr, String> {
@@ -222,6 +253,20 @@ fn run(args: Args) -> Result<(), String> {
         args.read_timeout_ms,
         args.write_timeout_ms,
     );
+    config.timeouts.handshake_ms = args.handshake_timeout_ms;
+    let mut security = Security::DEFAULT.trusting(args.trusted_network);
+    security.protected_mode = args.protected_mode;
+    if let Some(password) = &args.requirepass {
+        security
+            .set_password(password.as_bytes())
+            .map_err(|e| format!("--requirepass: {e}"))?;
+    }
+    if !security.requires_auth() && security.protected_mode && security.trusted_network.is_none() {
+        log::warn!(
+            "protected mode is on with no password and no --trusted-network: every client will be refused (set --requirepass or --trusted-network)"
+        );
+    }
+    config.security = security;
     config.buffers = BUFFERS;
     config.expire_budget = args.expire_budget;
     config.random_seed = seed;
@@ -258,11 +303,12 @@ fn run(args: Args) -> Result<(), String> {
                 let _ = std::io::stdout().flush();
             }
             log::info!(
-                "serving {} clients, {} keys, {} MiB of values; timeouts {:?}",
+                "serving {} clients, {} keys, {} MiB of values; timeouts {:?}; {:?}",
                 CONNS - 1,
                 KEYS,
                 BYTES >> 20,
-                server.timeouts()
+                server.timeouts(),
+                server.security()
             );
         }
         if let Some(deadline) = shutdown_deadline {

@@ -20,6 +20,8 @@ use core::fmt::{self, Write as _};
 /// | [`UnbalancedQuotes`](Self::UnbalancedQuotes) | `Protocol error: unbalanced quotes in request` |
 /// | [`TooBigMbulkCountString`](Self::TooBigMbulkCountString) | `Protocol error: too big mbulk count string` |
 /// | [`TooBigBulkCountString`](Self::TooBigBulkCountString) | `Protocol error: too big bulk count string` |
+/// | [`UnauthenticatedMultibulkLength`](Self::UnauthenticatedMultibulkLength) | `Protocol error: unauthenticated multibulk length` |
+/// | [`UnauthenticatedBulkLength`](Self::UnauthenticatedBulkLength) | `Protocol error: unauthenticated bulk length` |
 ///
 /// # Examples
 ///
@@ -61,6 +63,12 @@ pub enum ProtocolError {
     /// A `$<len>` line has no `\r` within [`Limits::max_inline_len`](super::Limits::max_inline_len)
     /// bytes.
     TooBigBulkCountString,
+    /// A client that has not authenticated sent a multibulk request of more than
+    /// [`UNAUTHENTICATED_MAX_ARGS`](super::UNAUTHENTICATED_MAX_ARGS) arguments.
+    UnauthenticatedMultibulkLength,
+    /// A client that has not authenticated sent a bulk argument longer than
+    /// [`UNAUTHENTICATED_MAX_BULK_LEN`](super::UNAUTHENTICATED_MAX_BULK_LEN) bytes.
+    UnauthenticatedBulkLength,
 }
 
 impl ProtocolError {
@@ -83,6 +91,12 @@ impl ProtocolError {
                 ("Protocol error: too big mbulk count string", None, "")
             }
             Self::TooBigBulkCountString => ("Protocol error: too big bulk count string", None, ""),
+            Self::UnauthenticatedMultibulkLength => {
+                ("Protocol error: unauthenticated multibulk length", None, "")
+            }
+            Self::UnauthenticatedBulkLength => {
+                ("Protocol error: unauthenticated bulk length", None, "")
+            }
         }
     }
 }

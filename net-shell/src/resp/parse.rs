@@ -50,7 +50,17 @@ pub struct Limits {
     /// [`ProtocolError::TooBigMbulkCountString`] or [`ProtocolError::TooBigBulkCountString`].
     /// Keep it at 21 or more, so that any `$<len>` line fits.
     pub max_inline_len: usize,
+    /// The client has yet to authenticate to a server with a password: as Redis does, a
+    /// multibulk request may then have at most [`UNAUTHENTICATED_MAX_ARGS`] arguments and
+    /// [`UNAUTHENTICATED_MAX_BULK_LEN`] bytes per argument, so that a client without the
+    /// password cannot make the server buffer large requests.
+    pub unauthenticated: bool,
 }
+
+/// Most arguments of a multibulk request from a client that has not authenticated (Redis 7).
+pub const UNAUTHENTICATED_MAX_ARGS: usize = 10;
+/// Longest bulk argument from a client that has not authenticated (Redis 7).
+pub const UNAUTHENTICATED_MAX_BULK_LEN: usize = 16384;
 
 impl Limits {
     /// Limits with these values.
@@ -67,7 +77,28 @@ impl Limits {
         Self {
             max_bulk_len,
             max_inline_len,
+            unauthenticated: false,
         }
+    }
+
+    /// These limits for a client that has not authenticated yet (see
+    /// [`unauthenticated`](Self::unauthenticated)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{parse, Limits, ProtocolError};
+    ///
+    /// let limits = Limits::new(4096, 1024).unauthenticated();
+    /// let mut rx = *b"*11\r\n";
+    /// assert_eq!(
+    ///     parse::<16>(&mut rx, &limits).unwrap_err(),
+    ///     ProtocolError::UnauthenticatedMultibulkLength
+    /// );
+    /// ```
+    pub const fn unauthenticated(mut self) -> Self {
+        self.unauthenticated = true;
+        self
     }
 
     /// The most bytes one request within these limits and `max_args` arguments can take: the
@@ -211,6 +242,9 @@ fn parse_multibulk<'a, const MAX_ARGS: usize>(
     if count <= 0 {
         return Ok(Parsed::Empty { consumed: at });
     }
+    if limits.unauthenticated && count > UNAUTHENTICATED_MAX_ARGS as i64 {
+        return Err(ProtocolError::UnauthenticatedMultibulkLength);
+    }
     let count = usize::try_from(count)
         .ok()
         .filter(|&count| count <= MAX_ARGS)
@@ -235,6 +269,9 @@ fn parse_multibulk<'a, const MAX_ARGS: usize>(
             .and_then(|len| usize::try_from(len).ok())
             .filter(|&len| len <= limits.max_bulk_len)
             .ok_or(ProtocolError::InvalidBulkLength)?;
+        if limits.unauthenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
+            return Err(ProtocolError::UnauthenticatedBulkLength);
+        }
         let data = rest.get(cr + 2..).unwrap_or_default();
         // The bulk and its "\r\n", which Redis skips without looking.
         if data.len() < 2 || data.len() - 2 < len {
