@@ -9,6 +9,8 @@ const BOARDS: [&str; 2] = ["qemu-mps2-an386", "nucleo-f429zi"];
 fn main() {
     // Read by `option_env!` in src/app.rs: a change must rebuild the firmware.
     println!("cargo:rerun-if-env-changed=NET_SHELL_IDLE_TIMEOUT_MS");
+    println!("cargo:rerun-if-env-changed=NET_SHELL_REQUIREPASS");
+    println!("cargo:rerun-if-env-changed=NET_SHELL_TRUSTED_NETWORK");
     let selected: Vec<&str> = BOARDS
         .iter()
         .copied()
