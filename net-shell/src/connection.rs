@@ -3,6 +3,8 @@
 use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
+use crate::server::timer_policy::OpenTiming;
+
 /// Where a slot is in its life.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -13,21 +15,6 @@ pub(crate) enum Phase {
     Open,
     /// We sent FIN (timeout, QUIT, protocol error, refusal, shutdown); waiting for the peer.
     Closing,
-}
-
-/// Which timeout list a connection's main timer is on (list numbers in `TimeoutLists`).
-pub(crate) mod list {
-    /// No complete command for the idle timeout.
-    pub(crate) const IDLE: usize = 0;
-    /// A command has been arriving for the read timeout.
-    pub(crate) const READ: usize = 1;
-    /// A graceful close has not finished.
-    pub(crate) const CLOSING: usize = 2;
-    /// A listening socket took a SYN and the handshake has not completed. The list is in
-    /// arrival order, so its head is also the oldest half-open connection to evict.
-    pub(crate) const HANDSHAKE: usize = 3;
-    /// How many lists.
-    pub(crate) const COUNT: usize = 4;
 }
 
 pub(crate) struct Connection<'a> {
@@ -89,6 +76,17 @@ impl<'a> Connection<'a> {
         self.read_since = now;
         self.write_since = None;
         self.blocked = false;
+    }
+
+    /// What the timer policy looks at.
+    pub(crate) fn timing(&self) -> OpenTiming {
+        OpenTiming {
+            input_pending: self.input_len > 0,
+            blocked: self.blocked,
+            read_since: self.read_since,
+            idle_since: self.idle_since,
+            write_since: self.write_since,
+        }
     }
 
     /// Drops the first `consumed` bytes of input.

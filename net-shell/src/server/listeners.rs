@@ -1,0 +1,131 @@
+//! The listening side: every free slot's socket listens, half-open handshakes are timed, and
+//! under a SYN flood the oldest half-open handshake gives its socket to the next SYN.
+//!
+//! smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a SYN
+//! that finds no listening socket is answered with a reset. So the design is:
+//!
+//! - every slot without a client listens (on the host, 64; on the board, 6);
+//! - frames are taken in one at a time, and after each, [`guard_listeners`] gives every new
+//!   SYN-RECEIVED socket a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list;
+//! - when no socket is left listening and more than one handshake is pending, the oldest is
+//!   aborted and its socket listens again at once, so the next SYN finds a listener;
+//! - a handshake timer that fires aborts the handshake and the socket listens again.
+//!
+//! A real client completes its handshake within one round trip, so only more spoofed SYNs than
+//! free sockets within one round trip can evict it.
+//!
+//! [`guard_listeners`]: Server::guard_listeners
+
+use smoltcp::socket::{tcp, Socket};
+use timer_core::{Tick, TimerQueue};
+
+use super::timer_policy::{self, Timeout};
+use super::Server;
+use crate::connection::Phase;
+
+impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+    /// Times half-open handshakes and keeps at least one socket listening.
+    ///
+    /// smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a
+    /// SYN that finds no listening socket is answered with a reset. Every SYN-RECEIVED socket
+    /// gets a handshake timer (on the `HANDSHAKE` list, in arrival order). When no socket is left
+    /// listening and more than one handshake is pending, the oldest is aborted and its socket
+    /// listens again, so the next SYN finds a listener. The newest handshake is never evicted:
+    /// with a single free socket, a real client's SYN must not cancel itself. A real client
+    /// completes its handshake within a round trip, so only a flood of more SYNs than free
+    /// sockets within one round trip can evict it; spoofed SYNs that are never completed are
+    /// the ones evicted.
+    pub(super) fn guard_listeners(&mut self, now: Tick) {
+        if self.shutting_down {
+            return;
+        }
+        let mut listening = 0;
+        let mut half_open = 0;
+        for index in 0..self.conns.len() {
+            let conn = &self.conns[index];
+            if conn.phase != Phase::Listening {
+                continue;
+            }
+            match self.sockets.get::<tcp::Socket>(conn.socket).state() {
+                tcp::State::Listen => {
+                    listening += 1;
+                    // A handshake the peer reset: the socket is free again.
+                    if let Some(id) = self.conns[index].timer.take() {
+                        let _ = self.conn_timers.cancel(id);
+                    }
+                }
+                tcp::State::SynReceived => {
+                    half_open += 1;
+                    if conn.timer.is_none() {
+                        let at = timer_policy::handshake_deadline(now, &self.settings.timeouts);
+                        self.conns[index].timer = self
+                            .conn_timers
+                            .insert_into(Timeout::Handshake.list(), at, index as u16)
+                            .ok();
+                    }
+                }
+                _ => {}
+            }
+        }
+        if listening == 0 && half_open > 1 {
+            if let Some(oldest) = self
+                .conn_timers
+                .pop_expired_in(Timeout::Handshake.list(), Tick::MAX)
+            {
+                let index = usize::from(oldest.value);
+                if self
+                    .conns
+                    .get(index)
+                    .is_some_and(|c| c.timer == Some(oldest.id))
+                {
+                    debug!(
+                        "slot {}: no socket listening, evicting the oldest handshake",
+                        index
+                    );
+                    self.stats.half_open_evictions += 1;
+                    self.conns[index].timer = None;
+                    self.relisten(index);
+                }
+            }
+        }
+    }
+
+    /// Aborts a half-open handshake and listens again at once. The reset to the peer is not
+    /// sent: a peer that never completed its handshake does not need one, and the socket is
+    /// needed now.
+    pub(super) fn relisten(&mut self, index: usize) {
+        self.listen_fresh(index);
+    }
+
+    /// Makes the slot's socket listen as a new socket would: smoltcp keeps, per socket in the
+    /// set, a "waiting for neighbour" state that outlives the connection. A socket whose last
+    /// peer never answered ARP (a spoofed SYN) would otherwise hold back its next client's
+    /// SYN-ACK for up to a second, and report a stale poll time that never passes. Taking the
+    /// socket out of the set and adding it back starts that state afresh.
+    pub(super) fn listen_fresh(&mut self, index: usize) {
+        let handle = self.conns[index].socket;
+        // A slot's handle always names a TCP socket (`new` made it one).
+        #[allow(irrefutable_let_patterns)]
+        let Socket::Tcp(mut socket) = self.sockets.remove(handle) else {
+            return;
+        };
+        socket.abort();
+        let _ = socket.listen(self.port);
+        self.conns[index].socket = self.sockets.add(socket);
+    }
+
+    /// Slots recycled during this poll listen again, now that their RST has gone out
+    /// (`listen` resets the socket, which would forget an RST not yet sent).
+    pub(super) fn listen_again(&mut self) {
+        if self.shutting_down {
+            return;
+        }
+        for index in 0..self.conns.len() {
+            let conn = &self.conns[index];
+            let socket = self.sockets.get::<tcp::Socket>(conn.socket);
+            if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {
+                self.listen_fresh(index);
+            }
+        }
+    }
+}

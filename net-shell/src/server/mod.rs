@@ -1,0 +1,348 @@
+//! The server: a smoltcp interface, a pool of client sockets, the key store and all timers,
+//! driven by [`Server::poll`] with the time passed in.
+//!
+//! One concern per file, as smoltcp splits its interface:
+//!
+//! | file | what |
+//! | --- | --- |
+//! | `setup.rs` | [`ServerConfig`], buffer sizes, [`SetupError`] |
+//! | `dhcp.rs` | DHCP with a static fallback |
+//! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
+//! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
+//! | `serve.rs` | read, parse, execute, reply |
+//! | `timer_policy.rs` | which timeout applies when (pure functions) |
+//! | `timers.rs` | arming connection timers and acting when they fire |
+
+mod dhcp;
+mod lifecycle;
+mod listeners;
+mod serve;
+mod setup;
+pub(crate) mod timer_policy;
+mod timers;
+
+use smoltcp::iface::{
+    Config as IfaceConfig, Interface, PollIngressSingleResult, SocketSet, SocketStorage,
+};
+use smoltcp::phy::Device;
+use smoltcp::socket::{dhcpv4, tcp};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
+use timer_core::{Tick, TimeoutList, TimeoutLists, TimerQueue};
+
+use crate::auth::Security;
+use crate::config::{Settings, Timeouts};
+use crate::connection::{Connection, Phase};
+use crate::resp::Limits;
+use crate::stats::Stats;
+use crate::store::Store;
+use dhcp::{apply_address, DhcpState};
+use setup::longest_set_request;
+pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
+use timer_policy::Timeout;
+
+/// Most arguments in one command.
+pub const MAX_ARGS: usize = 32;
+
+/// Most frames taken in per poll, so a flood cannot keep one poll from serving and expiring.
+const INGRESS_BUDGET: usize = 256;
+
+/// A RESP2 key-value server on smoltcp. Sans-IO and sans-clock: [`poll`](Self::poll) is given
+/// the time and a device and says when it next needs to run.
+///
+/// `CONNS` TCP sockets listen on the port; `CONNS - 1` clients are served at once and the last
+/// socket answers any further client `-ERR max number of clients reached` (as Redis does) and
+/// counts it, since smoltcp has no listen backlog to tell us otherwise.
+pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> {
+    iface: Interface,
+    sockets: SocketSet<'a>,
+    conns: heapless::Vec<Connection<'a>, CONNS>,
+    reply: &'a mut [u8],
+    store: &'a mut Store<KEYS, BYTES>,
+    settings: Settings,
+    conn_timers: TimeoutLists<u16, CONNS, { Timeout::COUNT }>,
+    write_timers: TimeoutList<u16, CONNS>,
+    stats: Stats,
+    limits: Limits,
+    port: u16,
+    dhcp: Option<DhcpState>,
+    expire_budget: usize,
+    unix_offset_ms: Option<u64>,
+    last_now: Tick,
+    /// The tick `new` was given, for `INFO` uptime.
+    started: Tick,
+    more_keys_due: bool,
+    /// The last poll left frames in the device (its ingress budget ran out).
+    more_frames: bool,
+    shutting_down: bool,
+    /// A `CONFIG SET` changed the timeouts: re-arm every connection's timers.
+    timeouts_changed: bool,
+}
+
+/// The latest time handed to smoltcp: its `Instant` counts microseconds in an `i64` and adds
+/// timer durations (up to DHCP lease times) to it, so stay well inside that range (about
+/// 146,000 years). Later ticks stop the network clock there; our own timers keep the tick.
+const MAX_INSTANT_MS: Tick = (i64::MAX / 1000 / 2) as Tick;
+
+fn instant(now: Tick) -> Instant {
+    Instant::from_millis(now.min(MAX_INSTANT_MS) as i64)
+}
+
+impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+    /// Builds the interface and starts listening.
+    ///
+    /// `socket_slots` needs `CONNS + 1` entries; `buffer` needs
+    /// [`BufferSizes::bytes_needed`]`(CONNS)` bytes. Both usually live in `static`s.
+    ///
+    /// # Errors
+    ///
+    /// [`SetupError`] when a buffer is too small for the configuration.
+    pub fn new<D: Device + ?Sized>(
+        config: ServerConfig,
+        store: &'a mut Store<KEYS, BYTES>,
+        socket_slots: &'a mut [SocketStorage<'a>],
+        buffer: &'a mut [u8],
+        device: &mut D,
+        now: Tick,
+    ) -> Result<Self, SetupError> {
+        let sizes = config.buffers;
+        if CONNS < 2 {
+            return Err(SetupError::TooFewConnections);
+        }
+        if socket_slots.len() < CONNS + 1 {
+            return Err(SetupError::TooFewSocketSlots { needed: CONNS + 1 });
+        }
+        let needed = sizes.bytes_needed(CONNS);
+        if buffer.len() < needed {
+            return Err(SetupError::BufferTooSmall { needed });
+        }
+        if sizes.tx < sizes.reply() {
+            return Err(SetupError::SendBufferTooSmall {
+                needed: sizes.reply(),
+            });
+        }
+        let longest = longest_set_request(store.max_key_len(), store.max_value_len());
+        if sizes.input < longest {
+            return Err(SetupError::InputBufferTooSmall { needed: longest });
+        }
+
+        let mut iface_config =
+            IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
+        iface_config.random_seed = config.random_seed;
+        let mut iface = Interface::new(iface_config, device, instant(now));
+        let mut sockets = SocketSet::new(socket_slots);
+
+        let (reply, mut rest) = buffer.split_at_mut(sizes.reply());
+        let mut conns = heapless::Vec::new();
+        for _ in 0..CONNS {
+            let (rx, after_rx) = rest.split_at_mut(sizes.rx);
+            let (tx, after_tx) = after_rx.split_at_mut(sizes.tx);
+            let (input, after_input) = after_tx.split_at_mut(sizes.input);
+            rest = after_input;
+            let mut socket =
+                tcp::Socket::new(tcp::SocketBuffer::new(rx), tcp::SocketBuffer::new(tx));
+            socket.set_nagle_enabled(false);
+            let _ = socket.listen(config.port);
+            let handle = sockets.add(socket);
+            let _ = conns.push(Connection::new(handle, input));
+        }
+
+        let dhcp = match config.ip {
+            IpSetup::Static { address, gateway } => {
+                apply_address(&mut iface, Some((address, gateway)));
+                None
+            }
+            IpSetup::Dhcp {
+                fallback,
+                fallback_after_ms,
+            } => Some(DhcpState {
+                handle: sockets.add(dhcpv4::Socket::new()),
+                fallback,
+                fallback_at: now.saturating_add(fallback_after_ms),
+                leased: false,
+                on_fallback: false,
+            }),
+        };
+
+        let input = sizes.input;
+        Ok(Self {
+            iface,
+            sockets,
+            conns,
+            reply,
+            store,
+            settings: Settings::new(config.timeouts, config.security),
+            conn_timers: TimeoutLists::new(),
+            write_timers: TimeoutList::new(),
+            stats: Stats::default(),
+            limits: Limits::new(input, input),
+            port: config.port,
+            dhcp,
+            expire_budget: config.expire_budget.max(1),
+            unix_offset_ms: None,
+            last_now: now,
+            started: now,
+            more_keys_due: false,
+            more_frames: false,
+            shutting_down: false,
+            timeouts_changed: false,
+        })
+    }
+
+    /// Tells the server the wall-clock time, so `EXAT`, `PXAT`, `EXPIREAT` and `EXPIRETIME`
+    /// work: `unix_ms` is the Unix time in milliseconds at monotonic tick `now`.
+    pub fn set_unix_time(&mut self, now: Tick, unix_ms: u64) {
+        self.unix_offset_ms = Some(unix_ms.wrapping_sub(now));
+    }
+
+    /// Runs everything due at `now` (milliseconds, monotonic): network I/O, commands, key
+    /// expiry, connection timeouts. Returns when to call again at the latest (`None`: only when
+    /// the device has a frame).
+    pub fn poll<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) -> Option<Tick> {
+        // Time never goes backwards here, whatever the caller's clock does.
+        let now = now.max(self.last_now);
+        self.last_now = now;
+
+        self.receive(now, device);
+        self.poll_dhcp(now);
+        for index in 0..self.conns.len() {
+            self.service(index, now);
+        }
+        if core::mem::take(&mut self.timeouts_changed) {
+            // New timeouts apply to connections already waiting, as in Redis.
+            for index in 0..self.conns.len() {
+                if self.conns[index].phase == Phase::Open {
+                    self.arm_timers(index);
+                }
+            }
+        }
+        let sweep = self.store.expire(now, self.expire_budget);
+        self.more_keys_due = sweep.more_due;
+        self.expire_connections(now);
+        // Replies, and the FINs and RSTs of connections closed above, go out now rather than
+        // at the next poll. Egress only: a frame taken in here would not be served until the
+        // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
+        // (the device has no frame left to wake the caller).
+        self.iface
+            .poll_egress(instant(now), device, &mut self.sockets);
+        self.listen_again();
+        self.next_poll(now)
+    }
+
+    /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. After
+    /// each frame, keeps a socket listening (see [`guard_listeners`](Self::guard_listeners)).
+    fn receive<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) {
+        self.more_frames = false;
+        for _ in 0..INGRESS_BUDGET {
+            match self
+                .iface
+                .poll_ingress_single(instant(now), device, &mut self.sockets)
+            {
+                PollIngressSingleResult::None => {
+                    self.iface
+                        .poll_egress(instant(now), device, &mut self.sockets);
+                    return;
+                }
+                PollIngressSingleResult::PacketProcessed => {}
+                PollIngressSingleResult::SocketStateChanged => self.guard_listeners(now),
+            }
+        }
+        // More frames may wait: serve what came in, then come back at once.
+        self.more_frames = true;
+        self.iface
+            .poll_egress(instant(now), device, &mut self.sockets);
+    }
+
+    /// When the server next needs [`poll`](Self::poll), without polling.
+    pub fn next_poll(&mut self, now: Tick) -> Option<Tick> {
+        if self.more_keys_due || self.more_frames {
+            return Some(now);
+        }
+        let iface = self
+            .iface
+            .poll_at(instant(now), &self.sockets)
+            .map(|at| at.total_millis().max(0) as Tick);
+        [
+            iface,
+            self.store.next_deadline(),
+            self.conn_timers.next_deadline(),
+            self.write_timers.next_deadline(),
+            self.dhcp
+                .filter(|d| !d.leased && !d.on_fallback && d.fallback.is_some())
+                .map(|d| d.fallback_at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// Server counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The key store.
+    pub fn store(&self) -> &Store<KEYS, BYTES> {
+        self.store
+    }
+
+    /// The current IPv4 address, once there is one.
+    pub fn ipv4_address(&self) -> Option<Ipv4Cidr> {
+        self.iface
+            .ip_addrs()
+            .iter()
+            .map(|cidr| match cidr {
+                IpCidr::Ipv4(v4) => *v4,
+            })
+            .next()
+    }
+
+    /// The TCP port served.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Whether client sockets are listening (true from the first poll with an address).
+    pub fn is_listening(&self) -> bool {
+        self.ipv4_address().is_some()
+            && self
+                .conns
+                .iter()
+                .any(|c| self.sockets.get::<tcp::Socket>(c.socket).is_listening())
+    }
+
+    /// The timeouts in force (they may have been changed by `CONFIG SET`).
+    pub fn timeouts(&self) -> Timeouts {
+        self.settings.timeouts
+    }
+
+    /// The password and protected-mode settings in force.
+    pub fn security(&self) -> &Security {
+        &self.settings.security
+    }
+
+    /// Starts a graceful shutdown: stop accepting, close every connection after the replies
+    /// already queued. Keep polling until [`open_connections`](Self::open_connections) is 0 (or a
+    /// deadline of your choice).
+    pub fn shutdown(&mut self, now: Tick) {
+        self.shutting_down = true;
+        for index in 0..self.conns.len() {
+            match self.conns[index].phase {
+                Phase::Open => self.begin_close(index, now),
+                Phase::Listening => {
+                    let handle = self.conns[index].socket;
+                    self.sockets.get_mut::<tcp::Socket>(handle).abort();
+                }
+                Phase::Closing => {}
+            }
+        }
+    }
+
+    /// Connections not yet fully closed.
+    pub fn open_connections(&self) -> usize {
+        self.conns
+            .iter()
+            .filter(|c| c.phase != Phase::Listening)
+            .count()
+    }
+}
