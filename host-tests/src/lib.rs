@@ -4,4 +4,6 @@ pub mod e2e;
 
 pub mod model;
 
+pub mod queue_check;
+
 pub mod sim;
