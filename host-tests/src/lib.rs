@@ -6,4 +6,6 @@ pub mod model;
 
 pub mod queue_check;
 
+pub mod resp_check;
+
 pub mod sim;

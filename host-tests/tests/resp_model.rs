@@ -1,0 +1,383 @@
+//! Property tests of the RESP request parser through the shared checker
+//! [`host_tests::resp_check`] (the `resp_parse` fuzz target drives the same one).
+//!
+//! Seeded inputs of four kinds, each under random limits, argument counts, split points and
+//! quoting styles: random bytes drawn mostly from RESP's own characters; well-formed multibulk
+//! pipelines, whole or damaged (cut, a byte changed, inserted or removed, a count replaced by an
+//! edge value); inline lines in every quoting style, with unbalanced quotes and bad escapes; and
+//! count lines with edge numbers (`-1`, `0`, leading zeros, `i64::MIN`, 20 digits and more).
+//!
+//! - `RESP_MODEL_CASES=n` sets the number of inputs per kind (default [`DEFAULT_CASES`]).
+//! - `RESP_MODEL_SEED=0x..` replays one input: every failure prints its seed.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use host_tests::resp_check::{check, check_input, Seen, HEADER};
+use net_shell::resp::Limits;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Inputs per kind when `RESP_MODEL_CASES` is not set.
+const DEFAULT_CASES: usize = 10_000;
+
+/// Every seed derives from this, the kind and the case number.
+const BASE_SEED: u64 = 0x5e5b_0a57_1e55_0001;
+
+fn env_number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    let text = text.trim().replace('_', "");
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
+}
+
+/// SplitMix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Runs `make` for each seed of `test` and checks the input it builds; a failure names the seed
+/// and the input. Returns what the inputs parsed to.
+fn run(test: &str, kind: u64, make: fn(&mut SmallRng) -> Vec<u8>) -> Seen {
+    let seeds: Vec<u64> = match env_number("RESP_MODEL_SEED") {
+        Some(seed) => vec![seed],
+        None => {
+            let cases = env_number("RESP_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize);
+            (0..cases as u64)
+                .map(|case| mix(BASE_SEED ^ mix(kind << 32 ^ case)))
+                .collect()
+        }
+    };
+    let mut seen = Seen::default();
+    for seed in seeds {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut input = header(&mut rng);
+        input.extend(make(&mut rng));
+        match catch_unwind(AssertUnwindSafe(|| check_input(&input))) {
+            Ok(one) => seen.add(one),
+            Err(panic) => {
+                eprintln!(
+                    "{test}: seed {seed:#x} failed on {}\n  replay: RESP_MODEL_SEED={seed:#x} \
+                     cargo test -p host-tests --test resp_model {test}",
+                    input.escape_ascii()
+                );
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+    eprintln!("{test}: {seen:?}");
+    seen
+}
+
+/// Fails unless the inputs reached commands, empty requests, incomplete ones, round trips, and
+/// the protocol errors named (skipped when replaying one seed).
+fn require(test: &str, seen: &Seen, errors: &[&str]) {
+    if env_number("RESP_MODEL_SEED").is_some() {
+        return;
+    }
+    let mut missing: Vec<&str> = errors
+        .iter()
+        .copied()
+        .filter(|&error| !seen.errors.contains(error))
+        .collect();
+    for (count, what) in [
+        (seen.commands, "commands"),
+        (seen.empty, "empty requests"),
+        (seen.incomplete, "incomplete requests"),
+        (seen.round_trips, "round trips"),
+    ] {
+        if count == 0 {
+            missing.push(what);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{test}: the inputs never produced {missing:?}: {seen:?}"
+    );
+}
+
+/// Every protocol error the parser has.
+const ALL_ERRORS: &[&str] = &[
+    "InvalidMultibulkLength",
+    "InvalidBulkLength",
+    "ExpectedDollar",
+    "TooBigInlineRequest",
+    "UnbalancedQuotes",
+    "TooBigMbulkCountString",
+    "TooBigBulkCountString",
+];
+
+/// A limit selector: mostly small, sometimes a power of two or an extreme.
+fn limit_selector(rng: &mut SmallRng) -> u8 {
+    match rng.random_range(0..10) {
+        0..=5 => rng.random_range(0..40),
+        6 | 7 => rng.random_range(0..0xf0),
+        _ => rng.random_range(0xf0..=0xff),
+    }
+}
+
+/// The header: `MAX_ARGS`, both limits, the split point and the quoting style.
+fn header(rng: &mut SmallRng) -> Vec<u8> {
+    let split: u16 = match rng.random_range(0..3) {
+        0 => rng.random_range(0..16),
+        1 => rng.random_range(0..128),
+        _ => rng.random(),
+    };
+    let [lo, hi] = split.to_le_bytes();
+    let header = vec![
+        rng.random(),
+        limit_selector(rng),
+        limit_selector(rng),
+        lo,
+        hi,
+        rng.random(),
+    ];
+    assert_eq!(header.len(), HEADER);
+    header
+}
+
+/// A byte, mostly one RESP gives meaning to.
+fn resp_byte(rng: &mut SmallRng) -> u8 {
+    const SPECIAL: &[u8] = b"*$\r\n\r\n0123456789-+: \t\"'\\xX";
+    match rng.random_range(0..10) {
+        0..=5 => SPECIAL[rng.random_range(0..SPECIAL.len())],
+        6..=8 => rng.random_range(b'a'..=b'z'),
+        _ => rng.random(),
+    }
+}
+
+/// An argument: short text, binary bytes with CR, LF and quotes, or empty.
+fn argument(rng: &mut SmallRng) -> Vec<u8> {
+    let len = match rng.random_range(0..10) {
+        0 => 0,
+        1..=7 => rng.random_range(1..8),
+        _ => rng.random_range(8..80),
+    };
+    (0..len)
+        .map(|_| {
+            if rng.random_ratio(1, 3) {
+                resp_byte(rng)
+            } else {
+                rng.random_range(b'a'..=b'z')
+            }
+        })
+        .collect()
+}
+
+fn command(rng: &mut SmallRng) -> Vec<Vec<u8>> {
+    let count = match rng.random_range(0..10) {
+        0..=6 => rng.random_range(1..4),
+        7 | 8 => rng.random_range(4..10),
+        _ => rng.random_range(10..70),
+    };
+    (0..count).map(|_| argument(rng)).collect()
+}
+
+fn multibulk(args: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// A count as a client (or an attacker) might write it.
+fn edge_number(rng: &mut SmallRng) -> String {
+    match rng.random_range(0..12) {
+        0 => "-1".into(),
+        1 => "0".into(),
+        2 => "-0".into(),
+        3 => format!("0{}", rng.random_range(0..100)),
+        4 => format!("+{}", rng.random_range(0..100)),
+        5 => i64::MIN.to_string(),
+        6 => i64::MAX.to_string(),
+        7 => "99999999999999999999".into(),
+        8 => format!("-{}", rng.random::<u32>()),
+        9 => String::new(),
+        10 => format!("{} ", rng.random_range(0..10)),
+        _ => rng.random_range(0..200).to_string(),
+    }
+}
+
+/// Damages a request the way a faulty or hostile client might.
+fn damage(rng: &mut SmallRng, bytes: &mut Vec<u8>) {
+    if bytes.is_empty() {
+        return;
+    }
+    let at = rng.random_range(0..bytes.len());
+    match rng.random_range(0..6) {
+        0 => bytes.truncate(at),
+        1 => bytes[at] = resp_byte(rng),
+        2 => bytes.insert(at, resp_byte(rng)),
+        3 => {
+            bytes.remove(at);
+        }
+        4 => {
+            // Replace the number after a `*` or `$` with an edge value.
+            if let Some(mark) = bytes[at..].iter().position(|&b| b == b'*' || b == b'$') {
+                let start = at + mark + 1;
+                let end = bytes[start..]
+                    .iter()
+                    .position(|&b| b == b'\r')
+                    .map_or(bytes.len(), |e| start + e);
+                bytes.splice(start..end, edge_number(rng).into_bytes());
+            }
+        }
+        _ => {
+            let extra: Vec<u8> = (0..rng.random_range(1..6))
+                .map(|_| resp_byte(rng))
+                .collect();
+            bytes.splice(at..at, extra);
+        }
+    }
+}
+
+fn random_bytes(rng: &mut SmallRng) -> Vec<u8> {
+    let len = rng.random_range(0..64);
+    let mut bytes: Vec<u8> = match rng.random_range(0..4) {
+        0 => b"*".to_vec(),
+        1 => format!("*{}\r\n$", rng.random_range(1..4)).into_bytes(),
+        _ => Vec::new(),
+    };
+    bytes.extend((0..len).map(|_| resp_byte(rng)));
+    bytes
+}
+
+fn multibulk_pipeline(rng: &mut SmallRng) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for _ in 0..rng.random_range(1..=4) {
+        bytes.extend(multibulk(&command(rng)));
+    }
+    for _ in 0..rng.random_range(0..3) {
+        damage(rng, &mut bytes);
+    }
+    bytes
+}
+
+fn inline_line(rng: &mut SmallRng) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for _ in 0..rng.random_range(1..=3) {
+        for i in 0..rng.random_range(1..6) {
+            if i > 0 {
+                bytes.extend(std::iter::repeat_n(b' ', rng.random_range(1..3)));
+            }
+            let arg = argument(rng);
+            match rng.random_range(0..5) {
+                0 => {
+                    bytes.push(b'"');
+                    for b in arg {
+                        match rng.random_range(0..8) {
+                            0 => bytes.extend(format!("\\x{b:02x}").into_bytes()),
+                            1 => bytes.extend_from_slice(b"\\n"),
+                            _ if b == b'"' || b == b'\\' => bytes.extend([b'\\', b]),
+                            _ => bytes.push(b),
+                        }
+                    }
+                    if rng.random_ratio(9, 10) {
+                        bytes.push(b'"');
+                    }
+                }
+                1 => {
+                    bytes.push(b'\'');
+                    bytes.extend(arg.iter().filter(|&&b| b != b'\'' && b != b'\n'));
+                    if rng.random_ratio(9, 10) {
+                        bytes.push(b'\'');
+                    }
+                }
+                _ => bytes.extend(arg.iter().filter(|b| !b" \t\r\n\"'".contains(b))),
+            }
+        }
+        bytes.extend_from_slice(if rng.random() { b"\r\n" } else { b"\n" });
+    }
+    if rng.random_ratio(1, 4) {
+        damage(rng, &mut bytes);
+    }
+    bytes
+}
+
+fn edge_counts(rng: &mut SmallRng) -> Vec<u8> {
+    let mut bytes = format!("*{}\r\n", edge_number(rng)).into_bytes();
+    for _ in 0..rng.random_range(0..3) {
+        bytes.extend(format!("${}\r\n", edge_number(rng)).into_bytes());
+        bytes.extend(argument(rng));
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes
+}
+
+#[test]
+fn random_bytes_keep_every_parser_property() {
+    const TEST: &str = "random_bytes_keep_every_parser_property";
+    require(TEST, &run(TEST, 1, random_bytes), ALL_ERRORS);
+}
+
+#[test]
+fn multibulk_pipelines_whole_or_damaged_keep_every_parser_property() {
+    const TEST: &str = "multibulk_pipelines_whole_or_damaged_keep_every_parser_property";
+    let seen = run(TEST, 2, multibulk_pipeline);
+    require(
+        TEST,
+        &seen,
+        &[
+            "InvalidMultibulkLength",
+            "InvalidBulkLength",
+            "ExpectedDollar",
+            "TooBigMbulkCountString",
+            "TooBigBulkCountString",
+        ],
+    );
+}
+
+#[test]
+fn inline_lines_in_every_quoting_keep_every_parser_property() {
+    const TEST: &str = "inline_lines_in_every_quoting_keep_every_parser_property";
+    let seen = run(TEST, 3, inline_line);
+    require(TEST, &seen, &["TooBigInlineRequest", "UnbalancedQuotes"]);
+}
+
+#[test]
+fn edge_counts_keep_every_parser_property() {
+    const TEST: &str = "edge_counts_keep_every_parser_property";
+    let seen = run(TEST, 4, edge_counts);
+    require(
+        TEST,
+        &seen,
+        &[
+            "InvalidMultibulkLength",
+            "InvalidBulkLength",
+            "TooBigMbulkCountString",
+        ],
+    );
+}
+
+/// The server parses with 32 arguments and its input buffer as both limits.
+#[test]
+fn server_limits_keep_every_parser_property() {
+    let mut rng = SmallRng::seed_from_u64(BASE_SEED);
+    let limits = Limits::new(2048, 2048);
+    for _ in 0..500 {
+        let bytes = match rng.random_range(0..3) {
+            0 => multibulk_pipeline(&mut rng),
+            1 => inline_line(&mut rng),
+            _ => edge_counts(&mut rng),
+        };
+        let split = rng.random_range(0..=bytes.len());
+        let _ = check::<{ net_shell::MAX_ARGS }>(&bytes, &limits, split, rng.random());
+    }
+}
+
+/// The inputs of the fuzz findings (fuzz/README.md): an empty multibulk whose count line is
+/// longer than `max_request_len` counted.
+#[test]
+fn empty_multibulk_with_a_long_count_fits_max_request_len() {
+    let one = check_input(b"\x00\x00\x09\x00\x00\x00*-1234567\r\n");
+    let two = check_input(b"\x00\x0b\x15\x00\x00\x00*-9223372036854775808\r\n");
+    assert_eq!((one.empty, two.empty), (1, 1));
+}
