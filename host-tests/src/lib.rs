@@ -1,5 +1,7 @@
 //! Shared helpers for the desktop tests.
 
+pub mod conn_check;
+
 pub mod e2e;
 
 pub mod model;
