@@ -1,7 +1,8 @@
 //! The key space: string keys with optional time-to-live, fixed capacity, no allocation.
 //!
-//! Entries live in a fixed table with hash chains; key and value bytes share one compacting
-//! byte pool. Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
+//! Entries live in a fixed table with hash chains; key and value bytes share one byte pool of
+//! size-classed blocks in which no write moves more than [`MAX_BYTES_MOVED`] bytes of other
+//! keys (see [`Store::bytes_used`] for what that costs). Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
 //! as the table, so timer capacity can never be what fails. A key is invisible from its deadline
 //! on (checked on every access) and is removed by the wheel within one tick of it.
 
@@ -10,6 +11,11 @@ use core::fmt;
 use timer_core::{Tick, TimerId, TimerQueue, TimerWheel};
 
 use crate::pool::{Owners, Pool};
+
+/// The most bytes of other keys' blocks one write moves, whatever the size of the store: a
+/// write that needs a block where the free bytes are scattered may slide the blocks of a window
+/// of the pool together, and is refused rather than move more.
+pub const MAX_BYTES_MOVED: usize = crate::pool::MAX_BYTES_MOVED;
 
 /// "No entry". Entries are numbered from 1 so that an empty store is all zero bytes: a
 /// `static` of it lands in `.bss` (no flash image, no stack temporary at boot).
@@ -28,7 +34,8 @@ fn position(index: u32) -> usize {
 pub enum StoreError {
     /// Every key slot is taken.
     KeysFull,
-    /// The byte pool has no room for this key and value.
+    /// The byte pool has no room for this key and value: by count, or (in a store of more than
+    /// [`MAX_BYTES_MOVED`] bytes) in one place; see [`Store::bytes_used`].
     BytesFull,
     /// The key is longer than the configured limit.
     KeyTooLong,
@@ -212,12 +219,36 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         KEYS
     }
 
-    /// Pool bytes in use (keys, values and an 8-byte header per key).
+    /// Pool bytes held by keys: for each key, an 8-byte header plus its key and value, rounded
+    /// up to a size class (a multiple of 16 below 256 bytes, then one of 8 classes per power of
+    /// two, at most 1/8 above the size).
+    ///
+    /// This is what the blocks take, rounding included, whatever their layout. It does not say
+    /// how the free bytes lie: a write needs its whole block in one place, and in a store of
+    /// more than [`MAX_BYTES_MOVED`] bytes it gathers scattered free bytes only by moving at
+    /// most that many bytes of other keys. So a write can be refused with
+    /// [`StoreError::BytesFull`] even though `bytes_used()`, less the key's current block, plus
+    /// its block is within [`bytes_capacity`](Self::bytes_capacity): rarely below 95% full, and
+    /// then the largest values first. A store of at most [`MAX_BYTES_MOVED`] bytes refuses a
+    /// write only when it does not fit by that count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, Ttl};
+    ///
+    /// let mut store: Store<4, 256> = Store::new(16, 64);
+    /// store.set(b"key", b"value", Ttl::Persist, 0).unwrap();
+    /// assert_eq!(store.bytes_used(), 16); // 8 + 3 + 5, rounded up to 16
+    /// store.set(b"key", &[0; 60], Ttl::Persist, 0).unwrap();
+    /// assert_eq!(store.bytes_used(), 80); // 8 + 3 + 60 = 71: 80
+    /// ```
     pub const fn bytes_used(&self) -> usize {
         self.pool.used()
     }
 
-    /// Pool capacity in bytes.
+    /// Pool bytes keys can use: `BYTES` rounded down to 16, less (in a store of more than
+    /// [`MAX_BYTES_MOVED`] bytes) 4 bytes of bookkeeping per 4 KiB.
     pub const fn bytes_capacity(&self) -> usize {
         self.pool.capacity()
     }
@@ -337,11 +368,14 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// Sets `key` to `value`, creating it if needed.
     ///
     /// A `Ttl::At` deadline `<= now` deletes the key instead (and succeeds), as Redis does.
+    /// Other keys' bytes may move (at most [`MAX_BYTES_MOVED`] of them).
     ///
     /// # Errors
     ///
-    /// [`StoreError`] when the key or value is too long or the store is full; the store is
-    /// then unchanged, the old value (if any) intact.
+    /// [`StoreError`] when the key or value is too long or the store is full of keys or of
+    /// bytes (see [`bytes_used`](Self::bytes_used) for when bytes are full); the store is then
+    /// unchanged, the old value (if any) intact, except that the key is gone if it had
+    /// expired.
     pub fn set(&mut self, key: &[u8], value: &[u8], ttl: Ttl, now: Tick) -> Result<(), StoreError> {
         if key.len() > self.max_key_len {
             return Err(StoreError::KeyTooLong);
@@ -349,43 +383,44 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         if value.len() > self.max_value_len {
             return Err(StoreError::ValueTooLarge);
         }
-        let existing = self.find_live(key, now);
+        let found = self.find(key);
         if let Ttl::At(at) = ttl {
             if at <= now {
-                if let Some(index) = existing {
+                // Deleted, live or expired; counted as expired either way.
+                if let Some(index) = found {
                     self.remove_index(index);
                     self.expired_keys += 1;
                 }
                 return Ok(());
             }
         }
-        let needed = key.len() + value.len();
-        let index = match existing {
+        let index = match found {
             Some(index) => {
                 let entry = self.entry(index).copied().unwrap_or(Entry::VACANT);
-                if self.pool.block_len(entry.offset) >= needed {
-                    let at = entry.offset + entry.key_len;
-                    self.pool.slice_mut(at, value.len()).copy_from_slice(value);
-                    // A shorter value gives the rest of the block back.
-                    self.pool.shrink(entry.offset, needed);
-                } else {
-                    let old_cost = Pool::<BYTES>::cost(self.pool.block_len(entry.offset));
-                    if self.pool.used() - old_cost + Pool::<BYTES>::cost(needed) > BYTES {
-                        return Err(StoreError::BytesFull);
+                let expired = self.is_expired(&entry, now);
+                let plan = self.pool.plan(key.len() + value.len(), Some(entry.offset));
+                let Some(plan) = plan else {
+                    if expired {
+                        self.remove_index(index);
+                        self.expired_keys += 1;
                     }
-                    self.pool.free(entry.offset);
-                    // Cannot fail: room was checked with the old block counted as free.
-                    let offset = self
-                        .pool
-                        .allocate(index, needed, &mut self.entries)
-                        .ok_or(StoreError::BytesFull)?;
-                    self.write_block(offset, key, value);
-                    if let Some(e) = self.entries.0.get_mut(position(index)) {
-                        e.offset = offset;
+                    return Err(StoreError::BytesFull);
+                };
+                if expired {
+                    // The key is made anew in its old slot: it loses its time to live.
+                    if let Some(id) = entry.timer {
+                        let _ = self.timers.cancel(id);
                     }
+                    self.expired_keys += 1;
                 }
+                let offset = self.pool.place(plan, index, &mut self.entries);
+                self.write_block(offset, key, value);
                 if let Some(e) = self.entries.0.get_mut(position(index)) {
+                    e.offset = offset;
                     e.value_len = value.len() as u32;
+                    if expired {
+                        e.timer = None;
+                    }
                 }
                 index
             }
@@ -419,23 +454,15 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             return Ok(()); // deletes
         }
         let needed = key.len() + value.len();
-        match self.find(key).and_then(|index| self.entry(index)) {
-            Some(entry) => {
-                // Overwritten in place, or its block freed first (to grow, or because the key
-                // expired) and its slot reused.
-                let cost = Pool::<BYTES>::cost;
-                let block = self.pool.block_len(entry.offset);
-                if block < needed && self.pool.used() - cost(block) + cost(needed) > BYTES {
-                    return Err(StoreError::BytesFull);
-                }
-                Ok(())
-            }
+        let plan = match self.find(key).and_then(|index| self.entry(index)) {
+            // Rewritten in its block's place or elsewhere, expired or not.
+            Some(entry) => self.pool.plan(needed, Some(entry.offset)),
             None if self.free == NIL && self.unused_from as usize >= KEYS => {
-                Err(StoreError::KeysFull)
+                return Err(StoreError::KeysFull)
             }
-            None if !self.pool.fits(needed) => Err(StoreError::BytesFull),
-            None => Ok(()),
-        }
+            None => self.pool.plan(needed, None),
+        };
+        plan.map(|_| ()).ok_or(StoreError::BytesFull)
     }
 
     fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
@@ -446,10 +473,11 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         } else {
             return Err(StoreError::KeysFull);
         };
-        let offset = self
+        let plan = self
             .pool
-            .allocate(index, key.len() + value.len(), &mut self.entries)
+            .plan(key.len() + value.len(), None)
             .ok_or(StoreError::BytesFull)?;
+        let offset = self.pool.place(plan, index, &mut self.entries);
         if index == self.free {
             self.free = self.entries.0[position(index)].next;
         } else {
@@ -533,16 +561,20 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// Finds a key and removes it if its deadline has passed (lazy expiry).
     fn find_live(&mut self, key: &[u8], now: Tick) -> Option<u32> {
         let index = self.find(key)?;
-        let deadline = self
-            .entry(index)
-            .and_then(|e| e.timer)
-            .and_then(|id| self.timers.deadline(id));
-        if deadline.is_some_and(|at| at <= now) {
+        if self.entry(index).is_some_and(|e| self.is_expired(e, now)) {
             self.remove_index(index);
             self.expired_keys += 1;
             return None;
         }
         Some(index)
+    }
+
+    /// Whether `entry`'s deadline is `<= now`.
+    fn is_expired(&self, entry: &Entry, now: Tick) -> bool {
+        entry
+            .timer
+            .and_then(|id| self.timers.deadline(id))
+            .is_some_and(|at| at <= now)
     }
 
     fn remove_index(&mut self, index: u32) {
@@ -620,24 +652,25 @@ mod tests {
 
     #[test]
     fn full_pool_keeps_old_value_on_growing_overwrite() {
-        let mut s: Store<4, 40> = Store::new(16, 64);
-        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 8 + 11 = 19
-        s.set(b"b", b"0123456789", Ttl::Persist, 0).unwrap(); // 38
+        let mut s: Store<4, 64> = Store::new(16, 64);
+        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 8 + 11, rounded up: 32
+        s.set(b"b", b"0123456789", Ttl::Persist, 0).unwrap(); // 64
         assert_eq!(
-            s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0),
+            s.set(b"a", b"0123456789abcdefghijklmnop", Ttl::Persist, 0), // 8 + 27: 48
             Err(StoreError::BytesFull)
         );
         assert_eq!(s.get(b"a", 0), Some(&b"0123456789"[..]));
+        assert_eq!(s.bytes_used(), 64);
     }
 
     #[test]
     fn growing_overwrite_uses_space_of_old_block() {
-        let mut s: Store<4, 40> = Store::new(16, 64);
-        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 19 of 40
-        s.set(b"a", b"0123456789abcdefghijklmnopq", Ttl::Persist, 0)
-            .unwrap(); // 36 of 40
-        assert_eq!(s.get(b"a", 0), Some(&b"0123456789abcdefghijklmnopq"[..]));
-        assert_eq!(s.bytes_used(), 36);
+        let mut s: Store<4, 48> = Store::new(16, 64);
+        s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 32 of 48
+        s.set(b"a", b"0123456789abcdefghijklmnop", Ttl::Persist, 0)
+            .unwrap(); // 48 of 48
+        assert_eq!(s.get(b"a", 0), Some(&b"0123456789abcdefghijklmnop"[..]));
+        assert_eq!(s.bytes_used(), 48);
     }
 
     #[test]
@@ -678,11 +711,11 @@ mod tests {
 
     #[test]
     fn shorter_value_frees_bytes() {
-        let mut s: Store<4, 64> = Store::new(16, 64);
-        s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0).unwrap(); // 8 + 17
+        let mut s: Store<4, 80> = Store::new(16, 64);
+        s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0).unwrap(); // 8 + 17: 32
         s.set(b"a", b"x", Ttl::Persist, 0).unwrap();
-        assert_eq!(s.bytes_used(), 8 + 2);
-        s.set(b"b", &[7; 40], Ttl::Persist, 0).unwrap(); // 8 + 41: fits only now
+        assert_eq!(s.bytes_used(), 16);
+        s.set(b"b", &[7; 40], Ttl::Persist, 0).unwrap(); // 8 + 41: 64, fits only now
         assert_eq!(s.get(b"a", 0), Some(&b"x"[..]));
         assert_eq!(s.get(b"b", 0), Some(&[7u8; 40][..]));
     }
