@@ -12,7 +12,7 @@
 //!   (default 1000,100000,1000000);
 //! - `TIMER_BENCH_WORKLOADS=w1,w3`: workloads (default all four);
 //! - `TIMER_BENCH_QUEUES=wheel,btreemap`: queues, any of wheel, heap4, heap2, binaryheap,
-//!   btreemap, delayqueue (default all; the ratio needs at least one peer);
+//!   btreemap, delayqueue, hhwt, hhwtquad (default all; the ratio needs at least one peer);
 //! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 5 for n <= 100,000, 3 above);
 //! - `TIMER_BENCH_MEMORY=0`: skip the memory table.
 //!
@@ -33,6 +33,12 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use hierarchical_hash_wheel_timer::wheels::cancellable::{
+    CancellableTimerEntry, QuadWheelWithOverflow as CancellableWheel,
+};
+use hierarchical_hash_wheel_timer::wheels::quad_wheel::QuadWheelWithOverflow;
+use hierarchical_hash_wheel_timer::wheels::{Skip, TimerEntryWithDelay};
+use hierarchical_hash_wheel_timer::TimerError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use timer_core::{TimerHeap, TimerId, TimerQueue, TimerWheel};
@@ -603,6 +609,328 @@ impl Contender for DelayQueuePeer<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// hierarchical_hash_wheel_timer: four byte-wide levels (256 slots each, one `Vec` per slot) and
+// an overflow `Vec`, ticked one unit (1 tick = 1 ms) at a time.
+
+/// The unit hhwt counts delays in: one tick.
+fn hhwt_delay(ticks: u64) -> Duration {
+    Duration::from_millis(ticks)
+}
+
+/// Moves an hhwt wheel from `*at` to `now`: `skip` over stretches `can_skip` says are empty,
+/// `tick` one unit at a time elsewhere, handing every entry a tick returns to `fired`.
+fn hhwt_advance<E>(
+    at: &mut u64,
+    now: u64,
+    can_skip: impl Fn() -> Skip,
+    mut skip: impl FnMut(u32),
+    mut tick: impl FnMut() -> Vec<E>,
+    mut fired: impl FnMut(E),
+) {
+    while *at < now {
+        let left = now - *at;
+        match can_skip() {
+            Skip::None => {
+                for entry in tick() {
+                    fired(entry);
+                }
+                *at += 1;
+            }
+            Skip::Millis(ms) => {
+                let by = u64::from(ms).min(left);
+                skip(by as u32);
+                *at += by;
+            }
+            Skip::Empty => {
+                let by = left.min(u64::from(u32::MAX));
+                skip(by as u32);
+                *at += by;
+            }
+        }
+    }
+}
+
+/// An entry of hhwt's cancellable wheel: its id (the handle) and the value.
+#[derive(Debug)]
+struct CancellableEntry {
+    id: u64,
+    value: u32,
+    delay: Duration,
+}
+
+impl CancellableTimerEntry for CancellableEntry {
+    type Id = u64;
+
+    fn id(&self) -> &u64 {
+        &self.id
+    }
+}
+
+impl TimerEntryWithDelay for CancellableEntry {
+    fn delay(&self) -> Duration {
+        self.delay
+    }
+}
+
+/// hhwt's cancellable wheel, as it ships: every entry is an `Rc` kept in an FxHashMap by id,
+/// the wheel holds a `Weak` to it. Cancel removes the map entry (the `Weak` is dropped when its
+/// slot comes up); reschedule is cancel + insert under the same id.
+struct HhwtCancellable {
+    wheel: CancellableWheel<CancellableEntry>,
+    next_id: u64,
+    /// Where the wheel's clock stands.
+    at: u64,
+    /// Inserted with a deadline at or before `at` (hhwt refuses a zero delay): fire next.
+    due: Vec<u32>,
+}
+
+impl HhwtCancellable {
+    fn new() -> Self {
+        Self {
+            wheel: CancellableWheel::new(),
+            next_id: 0,
+            at: 0,
+            due: Vec::new(),
+        }
+    }
+
+    fn insert_with_id(&mut self, id: u64, deadline: u64, value: u32) {
+        let entry = CancellableEntry {
+            id,
+            value,
+            delay: hhwt_delay(deadline.saturating_sub(self.at)),
+        };
+        match self.wheel.insert(entry) {
+            Ok(()) => {}
+            Err(TimerError::Expired(entry)) => self.due.push(entry.value),
+            Err(TimerError::NotFound) => unreachable!("insert never answers NotFound"),
+        }
+    }
+}
+
+/// A handle to a timer in [`HhwtCancellable`]: its id, and the value a reschedule re-inserts
+/// (the wheel keeps its entries to itself, so its users hold on to what they scheduled).
+#[derive(Clone, Copy)]
+struct CancellableHandle {
+    id: u64,
+    value: u32,
+}
+
+impl Contender for HhwtCancellable {
+    type Handle = CancellableHandle;
+
+    #[inline]
+    fn insert(&mut self, deadline: u64, value: u32) -> CancellableHandle {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.insert_with_id(id, deadline, value);
+        CancellableHandle { id, value }
+    }
+
+    #[inline]
+    fn cancel(&mut self, handle: CancellableHandle) {
+        // A timer due at once sits in `due`, not in the wheel; the workloads never cancel one.
+        self.wheel.cancel(&handle.id).expect("handle is live");
+    }
+
+    #[inline]
+    fn reschedule(&mut self, handle: CancellableHandle, deadline: u64) -> CancellableHandle {
+        // Cancel, then insert a new entry under the same id with the same value.
+        self.wheel.cancel(&handle.id).expect("handle is live");
+        self.insert_with_id(handle.id, deadline, handle.value);
+        handle
+    }
+
+    #[inline]
+    fn expire(&mut self, now: u64, fired: &mut impl FnMut(u32)) {
+        for value in self.due.drain(..) {
+            fired(value);
+        }
+        let wheel = std::cell::RefCell::new(&mut self.wheel);
+        hhwt_advance(
+            &mut self.at,
+            now,
+            || wheel.borrow().can_skip(),
+            |by| wheel.borrow_mut().skip(by),
+            || wheel.borrow_mut().tick(),
+            |entry| fired(entry.value),
+        );
+    }
+}
+
+/// What hhwt's plain wheel holds for a timer: its slab slot and the generation it was filed
+/// under.
+#[derive(Clone, Copy, Debug)]
+struct SlabRef {
+    index: u32,
+    generation: u32,
+}
+
+/// A slab slot of [`HhwtQuad`]: the generation whose wheel entry is the live one.
+#[derive(Clone, Copy)]
+struct GenerationSlot {
+    generation: u32,
+    /// The value while live; the next free slot while vacant.
+    value: u32,
+    live: bool,
+}
+
+/// hhwt's plain `QuadWheelWithOverflow` with a generation slab: the wheel holds
+/// `(slot, generation)`; cancel and reschedule bump the slot's generation (reschedule files a
+/// new entry under the new one), and an entry whose generation is no longer its slot's is
+/// skipped when its wheel slot comes up. Stale entries stay in the wheel's `Vec`s until then.
+struct HhwtQuad {
+    wheel: QuadWheelWithOverflow<SlabRef>,
+    slots: Vec<GenerationSlot>,
+    free_head: u32,
+    at: u64,
+    due: Vec<SlabRef>,
+}
+
+impl HhwtQuad {
+    fn new() -> Self {
+        Self {
+            wheel: QuadWheelWithOverflow::default(),
+            slots: Vec::new(),
+            free_head: NIL,
+            at: 0,
+            due: Vec::new(),
+        }
+    }
+
+    /// Room for n timers in the slab, its pages touched (the wheel's `Vec`s grow as they go).
+    fn prefaulted(n: usize) -> Self {
+        let slot = GenerationSlot {
+            generation: 0,
+            value: 0,
+            live: false,
+        };
+        Self {
+            slots: prefaulted(n, slot),
+            ..Self::new()
+        }
+    }
+
+    #[inline]
+    fn file(&mut self, entry: SlabRef, deadline: u64) {
+        if let Err(TimerError::Expired(entry)) = self
+            .wheel
+            .insert_with_delay(entry, hhwt_delay(deadline.saturating_sub(self.at)))
+        {
+            self.due.push(entry);
+        }
+    }
+
+    #[inline]
+    fn live_slot(&mut self, handle: SlabRef) -> &mut GenerationSlot {
+        let slot = &mut self.slots[handle.index as usize];
+        assert!(
+            slot.live && slot.generation == handle.generation,
+            "handle is live"
+        );
+        slot
+    }
+
+    #[inline]
+    fn free(&mut self, index: u32) {
+        let slot = &mut self.slots[index as usize];
+        slot.live = false;
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.value = self.free_head;
+        self.free_head = index;
+    }
+
+    /// Fires `entry` if it is its slot's live one.
+    #[inline]
+    fn fire(
+        slots: &mut [GenerationSlot],
+        free_head: &mut u32,
+        entry: SlabRef,
+        fired: &mut impl FnMut(u32),
+    ) {
+        let slot = &mut slots[entry.index as usize];
+        if slot.live && slot.generation == entry.generation {
+            let value = slot.value;
+            slot.live = false;
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.value = *free_head;
+            *free_head = entry.index;
+            fired(value);
+        }
+    }
+}
+
+impl Contender for HhwtQuad {
+    type Handle = SlabRef;
+
+    #[inline]
+    fn insert(&mut self, deadline: u64, value: u32) -> SlabRef {
+        let index = if self.free_head != NIL {
+            let index = self.free_head;
+            let slot = &mut self.slots[index as usize];
+            self.free_head = slot.value;
+            slot.value = value;
+            slot.live = true;
+            index
+        } else {
+            self.slots.push(GenerationSlot {
+                generation: 0,
+                value,
+                live: true,
+            });
+            (self.slots.len() - 1) as u32
+        };
+        let entry = SlabRef {
+            index,
+            generation: self.slots[index as usize].generation,
+        };
+        self.file(entry, deadline);
+        entry
+    }
+
+    #[inline]
+    fn cancel(&mut self, handle: SlabRef) {
+        self.live_slot(handle);
+        self.free(handle.index);
+    }
+
+    #[inline]
+    fn reschedule(&mut self, handle: SlabRef, deadline: u64) -> SlabRef {
+        let slot = self.live_slot(handle);
+        slot.generation = slot.generation.wrapping_add(1);
+        let entry = SlabRef {
+            index: handle.index,
+            generation: slot.generation,
+        };
+        self.file(entry, deadline);
+        entry
+    }
+
+    #[inline]
+    fn expire(&mut self, now: u64, fired: &mut impl FnMut(u32)) {
+        let Self {
+            wheel,
+            slots,
+            free_head,
+            at,
+            due,
+        } = self;
+        for entry in due.drain(..) {
+            Self::fire(slots, free_head, entry, fired);
+        }
+        let wheel = std::cell::RefCell::new(wheel);
+        hhwt_advance(
+            at,
+            now,
+            || wheel.borrow().can_skip(),
+            |by| wheel.borrow_mut().skip(by),
+            || wheel.borrow_mut().tick(),
+            |entry| Self::fire(slots, free_head, entry, fired),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Workloads.
 
 /// W1: deadlines in [1, W1_HORIZON]; then one expiry per tick up to it.
@@ -643,6 +971,8 @@ struct Outcome {
     excluded: Spent,
     ops: u64,
     tally: Tally,
+    /// Where a workload has an insert phase and an expire phase (W1): each one's net time.
+    phases: Option<(Spent, Spent)>,
 }
 
 /// ns per operation, by CPU time and by wall time.
@@ -678,6 +1008,7 @@ fn timed<C: Contender>(q: &mut C, ops: u64, body: impl FnOnce(&mut C) -> Tally) 
         excluded,
         ops,
         tally,
+        phases: None,
     }
 }
 
@@ -841,18 +1172,30 @@ impl Input {
     }
 }
 
-/// W1: insert n timers, then expire one tick at a time to the horizon. All timed.
+/// W1: insert n timers, then expire one tick at a time to the horizon. All timed, each phase
+/// on its own as well.
 fn schedule_expire<C: Contender>(q: &mut C, deadlines: &[u64]) -> Outcome {
-    timed(q, deadlines.len() as u64, |q| {
-        let mut tally = Tally::default();
+    let ops = deadlines.len() as u64;
+    let insert = timed(q, ops, |q| {
         for (value, &deadline) in (0u32..).zip(deadlines) {
             let _ = q.insert(deadline, value);
         }
+        Tally::default()
+    });
+    let expire = timed(q, ops, |q| {
+        let mut tally = Tally::default();
         for now in 1..=W1_HORIZON {
             q.expire(now, &mut |v| tally.fire(now, v));
         }
         tally
-    })
+    });
+    Outcome {
+        net: insert.net + expire.net,
+        excluded: insert.excluded + expire.excluded,
+        ops,
+        tally: expire.tally,
+        phases: Some((insert.net, expire.net)),
+    }
 }
 
 /// W2: n timers at `W2_TIMEOUT` (untimed); then 10n touches of random timers to
@@ -928,19 +1271,29 @@ enum Kind {
     LazyBinaryHeap,
     BTreeMap,
     DelayQueue,
+    HhwtCancellable,
+    HhwtQuad,
 }
 
 impl Kind {
-    const ALL: [Kind; 6] = [
+    const ALL: [Kind; 8] = [
         Kind::Wheel,
         Kind::Heap4,
         Kind::Heap2,
         Kind::LazyBinaryHeap,
         Kind::BTreeMap,
         Kind::DelayQueue,
+        Kind::HhwtCancellable,
+        Kind::HhwtQuad,
     ];
 
-    const PEERS: [Kind; 3] = [Kind::LazyBinaryHeap, Kind::BTreeMap, Kind::DelayQueue];
+    const PEERS: [Kind; 5] = [
+        Kind::LazyBinaryHeap,
+        Kind::BTreeMap,
+        Kind::DelayQueue,
+        Kind::HhwtCancellable,
+        Kind::HhwtQuad,
+    ];
 
     fn key(self) -> &'static str {
         match self {
@@ -950,6 +1303,8 @@ impl Kind {
             Kind::LazyBinaryHeap => "binaryheap",
             Kind::BTreeMap => "btreemap",
             Kind::DelayQueue => "delayqueue",
+            Kind::HhwtCancellable => "hhwt",
+            Kind::HhwtQuad => "hhwtquad",
         }
     }
 
@@ -961,6 +1316,8 @@ impl Kind {
             Kind::LazyBinaryHeap => "BinaryHeap (lazy)",
             Kind::BTreeMap => "BTreeMap",
             Kind::DelayQueue => "DelayQueue",
+            Kind::HhwtCancellable => "hhwt cancellable",
+            Kind::HhwtQuad => "hhwt quad + gen. slab",
         }
     }
 
@@ -983,6 +1340,8 @@ fn run_sized<const N: usize>(kind: Kind, input: &Input) -> Outcome {
             let _context = runtime.enter();
             input.run(&mut DelayQueuePeer::new(&runtime, N))
         }
+        Kind::HhwtCancellable => input.run(&mut HhwtCancellable::new()),
+        Kind::HhwtQuad => input.run(&mut HhwtQuad::prefaulted(N)),
     }
 }
 
@@ -1057,6 +1416,8 @@ fn footprint_sized<const N: usize>(kind: Kind, deadlines: &[u64], picks: &[u32])
             let _context = runtime.enter();
             footprint(|| DelayQueuePeer::new(&runtime, N), N, deadlines, picks)
         }
+        Kind::HhwtCancellable => footprint(HhwtCancellable::new, N, deadlines, picks),
+        Kind::HhwtQuad => footprint(HhwtQuad::new, N, deadlines, picks),
     }
 }
 
@@ -1212,6 +1573,9 @@ struct Row {
     samples: Vec<(Kind, Vec<PerOp>)>,
     /// Per repetition: DelayQueue's excluded clock-driving time, ns/op.
     delay_queue_clock: Vec<PerOp>,
+    /// Per kind measured, where the workload has phases: every repetition's (insert, expire)
+    /// ns/op by CPU time.
+    phases: Vec<(Kind, Vec<(f64, f64)>)>,
 }
 
 impl Row {
@@ -1256,6 +1620,7 @@ fn measure(workload: Workload, n: usize, reps: usize, kinds: &[Kind]) -> Row {
     let expected = input.expected_fired();
     let mut samples: Vec<(Kind, Vec<PerOp>)> = kinds.iter().map(|&k| (k, Vec::new())).collect();
     let mut delay_queue_clock = Vec::new();
+    let mut phases: Vec<(Kind, Vec<(f64, f64)>)> = Vec::new();
     let mut reference: Option<(Kind, Tally)> = None;
     for rep in 0..reps {
         // Rotate the order each repetition, so drift on a shared machine spreads evenly.
@@ -1276,6 +1641,13 @@ fn measure(workload: Workload, n: usize, reps: usize, kinds: &[Kind]) -> Row {
                 ),
             }
             samples[i].1.push(outcome.per_op(outcome.net));
+            if let Some((insert, expire)) = outcome.phases {
+                let per = |spent: Spent| outcome.per_op(spent).cpu;
+                match phases.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, list)) => list.push((per(insert), per(expire))),
+                    None => phases.push((kind, vec![(per(insert), per(expire))])),
+                }
+            }
             if kind == Kind::DelayQueue {
                 delay_queue_clock.push(outcome.per_op(outcome.excluded));
             }
@@ -1286,6 +1658,7 @@ fn measure(workload: Workload, n: usize, reps: usize, kinds: &[Kind]) -> Row {
         n,
         samples,
         delay_queue_clock,
+        phases,
     };
     let medians: Vec<String> = kinds
         .iter()
@@ -1413,6 +1786,35 @@ fn report(config: &Config, rows: &[Row], memory: &[(usize, Vec<(Kind, Footprint)
             fmt_ns(median(&mut wall))
         };
         let _ = writeln!(out, " {ratio} | {clock} |");
+    }
+
+    let phased: Vec<&Row> = rows.iter().filter(|r| !r.phases.is_empty()).collect();
+    if !phased.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nPhases of the workloads that have them: median ns per timer (CPU time), insert \
+             phase / expire phase.\n"
+        );
+        table_header(&mut out, "workload", kinds, &[]);
+        for row in phased {
+            let _ = write!(out, "| {} | {} |", row.workload.key(), fmt_n(row.n));
+            for &kind in kinds {
+                let cell = row.phases.iter().find(|(k, _)| *k == kind).map_or_else(
+                    || "–".into(),
+                    |(_, list)| {
+                        let mut inserts: Vec<f64> = list.iter().map(|p| p.0).collect();
+                        let mut expires: Vec<f64> = list.iter().map(|p| p.1).collect();
+                        format!(
+                            "{} / {}",
+                            fmt_ns(median(&mut inserts)),
+                            fmt_ns(median(&mut expires))
+                        )
+                    },
+                );
+                let _ = write!(out, " {cell} |");
+            }
+            let _ = writeln!(out);
+        }
     }
 
     if !memory.is_empty() {
