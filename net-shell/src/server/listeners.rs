@@ -35,10 +35,13 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     /// completes its handshake within a round trip, so only a flood of more SYNs than free
     /// sockets within one round trip can evict it; spoofed SYNs that are never completed are
     /// the ones evicted.
-    pub(super) fn guard_listeners(&mut self, now: Tick) {
+    ///
+    /// Returns whether a new handshake began (its SYN-ACK is waiting to be sent).
+    pub(super) fn guard_listeners(&mut self, now: Tick) -> bool {
         if self.shutting_down {
-            return;
+            return false;
         }
+        let mut new_handshake = false;
         let mut listening = 0;
         let mut half_open = 0;
         for index in 0..self.conns.len() {
@@ -57,6 +60,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 tcp::State::SynReceived => {
                     half_open += 1;
                     if conn.timer.is_none() {
+                        new_handshake = true;
                         let at = timer_policy::handshake_deadline(now, &self.settings.timeouts);
                         self.conns[index].timer = self
                             .conn_timers
@@ -88,6 +92,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 }
             }
         }
+        new_handshake
     }
 
     /// Aborts a half-open handshake and listens again at once. The reset to the peer is not

@@ -244,7 +244,15 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     return;
                 }
                 PollIngressSingleResult::PacketProcessed => {}
-                PollIngressSingleResult::SocketStateChanged => self.guard_listeners(now),
+                PollIngressSingleResult::SocketStateChanged => {
+                    if self.guard_listeners(now) {
+                        // Send the new handshake's SYN-ACK now, not after the rest of the
+                        // batch: in a flood, later SYNs in the same batch could otherwise evict
+                        // a real client's handshake before its SYN-ACK ever left.
+                        self.iface
+                            .poll_egress(instant(now), device, &mut self.sockets);
+                    }
+                }
             }
         }
         // More frames may wait: serve what came in, then come back at once.
