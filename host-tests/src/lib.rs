@@ -11,3 +11,5 @@ pub mod queue_check;
 pub mod resp_check;
 
 pub mod sim;
+
+pub mod store_check;

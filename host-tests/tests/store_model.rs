@@ -1,0 +1,271 @@
+//! Property tests: the key store against its `HashMap` model, through the shared checker
+//! [`host_tests::store_check`] (the `store_ops` fuzz target drives the same one).
+//!
+//! Seeded random sequences of sets (every kind of time to live, values from empty to past the
+//! limit), reads, deletes, deadline changes, timer sweeps with random budgets, limit changes and
+//! clears, while time moves forward in small and large steps and sometimes backwards. Two
+//! shapes: the fuzz target's store (16 keys, 512 bytes: a write is refused only when it does not
+//! fit by count), and a store larger than `MAX_BYTES_MOVED` (1,024 keys, 96 KiB) that fills with
+//! numbered keys and churns, so that its writes also take the bounded compaction and may be
+//! refused when the free bytes are scattered. The checker says what must hold after every step;
+//! this driver picks the ops, and fails a test whose sequences never produced the events it is
+//! there for.
+//!
+//! - `STORE_MODEL_CASES=n` sets the number of sequences of the small store (default
+//!   [`DEFAULT_CASES`]); the large store runs one for every 100.
+//! - `STORE_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use host_tests::store_check::{
+    check_input, Coverage, KeySpec, Op, Step, StoreInput, TtlSpec, ValueSpec, When, FUZZ_BYTES,
+    FUZZ_KEYS,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Sequences of the small store when `STORE_MODEL_CASES` is not set.
+const DEFAULT_CASES: usize = 3_000;
+/// Every case seed derives from this, the shape and the case number.
+const BASE_SEED: u64 = 0x5707_e0de_1c0f_fee7;
+/// Keys and bytes of the large store.
+const LARGE_KEYS: usize = 1_024;
+const LARGE_BYTES: usize = 96 << 10;
+
+fn env_number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    let text = text.trim().replace('_', "");
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
+}
+
+/// SplitMix64's finaliser.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// What a sequence looks like.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Steps per sequence.
+    steps: usize,
+    /// Numbered keys (to fill a large store) rather than mostly the short ones.
+    numbered: bool,
+    /// Values of at most 8 bytes (so that keys run out before bytes).
+    tiny: bool,
+}
+
+fn when(rng: &mut SmallRng) -> When {
+    match rng.random_range(0..20) {
+        0 => When::Now,
+        1..=8 => When::Soon(rng.random()),
+        9..=14 => When::Later(rng.random_range(0..2_000)),
+        15 => When::Far(rng.random()),
+        16 | 17 => When::Past(rng.random_range(0..100)),
+        18 => When::Absolute(rng.random_range(0..5_000)),
+        _ => When::Max,
+    }
+}
+
+fn key(rng: &mut SmallRng, shape: Shape) -> KeySpec {
+    match rng.random_range(0..100) {
+        0..=59 if shape.numbered => KeySpec::Numbered(rng.random_range(0..2_000)),
+        0..=84 => KeySpec::Short(rng.random()),
+        85..=94 => KeySpec::Repeat {
+            byte: rng.random_range(b'a'..=b'c'),
+            len: rng.random_range(0..50),
+        },
+        _ => KeySpec::Bytes((0..rng.random_range(0..6)).map(|_| rng.random()).collect()),
+    }
+}
+
+fn value(rng: &mut SmallRng, shape: Shape) -> ValueSpec {
+    if shape.tiny {
+        return ValueSpec::Fill {
+            byte: rng.random(),
+            len: rng.random_range(0..8),
+        };
+    }
+    match rng.random_range(0..20) {
+        0 => ValueSpec::Empty,
+        1 => ValueSpec::Bytes((0..rng.random_range(0..40)).map(|_| rng.random()).collect()),
+        2..=11 => ValueSpec::Fill {
+            byte: rng.random(),
+            len: rng.random_range(0..64),
+        },
+        _ => ValueSpec::Fill {
+            byte: rng.random(),
+            len: rng.random_range(0..600),
+        },
+    }
+}
+
+fn op(rng: &mut SmallRng, shape: Shape) -> Op {
+    let budget = |rng: &mut SmallRng| {
+        if rng.random_bool(0.1) {
+            0xff
+        } else {
+            rng.random_range(0..8)
+        }
+    };
+    match rng.random_range(0..100) {
+        0..=44 => Op::Set {
+            key: key(rng, shape),
+            value: value(rng, shape),
+            ttl: match rng.random_range(0..10) {
+                0..=3 => TtlSpec::Persist,
+                4 | 5 => TtlSpec::Keep,
+                _ => TtlSpec::At(when(rng)),
+            },
+        },
+        45..=54 => Op::Get {
+            key: key(rng, shape),
+        },
+        55..=58 => Op::Contains {
+            key: key(rng, shape),
+        },
+        59..=61 => Op::Deadline {
+            key: key(rng, shape),
+        },
+        62..=75 => Op::Del {
+            key: key(rng, shape),
+        },
+        76..=81 => Op::SetDeadline {
+            key: key(rng, shape),
+            at: rng.random_bool(0.8).then(|| when(rng)),
+        },
+        82..=91 => Op::Expire {
+            budget: budget(rng),
+        },
+        92..=96 => Op::WakeAtNextDeadline {
+            budget: budget(rng),
+        },
+        97 | 98 => Op::SetLimits {
+            max_key: rng.random_range(4..48),
+            max_value: rng.random_range(0..600),
+        },
+        _ => Op::Clear,
+    }
+}
+
+fn step(rng: &mut SmallRng) -> Step {
+    match rng.random_range(0..100) {
+        0..=49 => Step::Stay,
+        50..=84 => Step::Forward(rng.random()),
+        85..=92 => Step::ForwardMore(rng.random_range(0..3_000)),
+        93..=96 => Step::Back(rng.random_range(0..50)),
+        97 => Step::Jump(rng.random()),
+        98 => Step::To(rng.random_range(0..10_000)),
+        _ => Step::Max,
+    }
+}
+
+fn input(seed: u64, shape: Shape) -> StoreInput {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut steps = Vec::with_capacity(shape.steps);
+    // A large store first fills with numbered keys, then churns.
+    if shape.numbered {
+        for n in 0..800 {
+            let op = Op::Set {
+                key: KeySpec::Numbered(n),
+                value: value(&mut rng, shape),
+                ttl: TtlSpec::Persist,
+            };
+            steps.push((Step::Stay, op));
+        }
+    }
+    while steps.len() < shape.steps {
+        let step = step(&mut rng);
+        // Time far out (jumps, `u64::MAX`) is rarely undone: keep most sequences near zero.
+        steps.push((step, op(&mut rng, shape)));
+    }
+    StoreInput {
+        seed: rng.random(),
+        max_key: rng.random_range(8..48),
+        max_value: 500 + rng.random_range(0..100),
+        steps,
+    }
+}
+
+/// Runs the sequences of one shape on `check`, naming the seed of any that fails; returns
+/// what they exercised together.
+fn run(shape_id: u64, cases: usize, shape: Shape, check: fn(&StoreInput) -> Coverage) -> Coverage {
+    let seeds: Vec<u64> = match env_number("STORE_MODEL_SEED") {
+        Some(seed) => vec![seed],
+        None => (0..cases as u64)
+            .map(|case| mix(BASE_SEED ^ mix(shape_id << 32 ^ case)))
+            .collect(),
+    };
+    let mut coverage = Coverage::default();
+    for seed in seeds {
+        let input = input(seed, shape);
+        match catch_unwind(AssertUnwindSafe(|| check(&input))) {
+            Ok(run) => coverage.add(&run),
+            Err(panic) => {
+                eprintln!("store_model: failed with STORE_MODEL_SEED={seed:#x}");
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+    coverage
+}
+
+fn cases() -> usize {
+    env_number("STORE_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize)
+}
+
+/// The fuzz target's store: full of keys and of bytes often, every refusal exact.
+#[test]
+fn small_store_matches_model() {
+    let mut coverage = Coverage::default();
+    for (id, tiny) in [(1, false), (2, true)] {
+        let shape = Shape {
+            steps: 200,
+            numbered: false,
+            tiny,
+        };
+        let cases = if tiny { cases() / 4 } else { cases() };
+        coverage.add(&run(id, cases, shape, check_input::<FUZZ_KEYS, FUZZ_BYTES>));
+    }
+    println!("{coverage:?}");
+    if env_number("STORE_MODEL_SEED").is_none() {
+        assert_eq!(coverage.scattered_refusals, 0);
+        for (event, count) in [
+            ("KeysFull", coverage.keys_full),
+            ("BytesFull", coverage.bytes_full),
+            ("write over an expired key", coverage.writes_over_expired),
+            ("sweep", coverage.swept),
+            ("budget cut", coverage.budget_cuts),
+        ] {
+            assert!(count > 0, "no {event} in {coverage:?}");
+        }
+        assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
+    }
+}
+
+/// A store larger than `MAX_BYTES_MOVED`, filled and churned near full.
+#[test]
+fn large_store_matches_model() {
+    let shape = Shape {
+        steps: 3_000,
+        numbered: true,
+        tiny: false,
+    };
+    let coverage = run(
+        3,
+        cases().div_ceil(100),
+        shape,
+        check_input::<LARGE_KEYS, LARGE_BYTES>,
+    );
+    println!("{coverage:?}");
+    if env_number("STORE_MODEL_SEED").is_none() {
+        assert!(coverage.bytes_full > 0, "{coverage:?}");
+        assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
+    }
+}
