@@ -199,3 +199,28 @@ fn closing_client_leaves_connected_clients_at_once() {
     assert!(sim.closed_by_server(leaving));
     assert_eq!(clients(&mut sim), 1);
 }
+
+/// A poll services only the slots frames arrived for: requests from one client cost the same
+/// number of slot visits with 15 idle clients attached as with none (the server used to visit
+/// every slot on every poll).
+#[test]
+fn polls_service_only_slots_with_traffic() {
+    fn visits_for_requests(idle: usize) -> u64 {
+        let mut sim: Sim<16, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+        let _idle: Vec<_> = (0..idle).map(|_| sim.connect_ready()).collect();
+        let active = sim.connect_ready();
+        let polls_before = sim.server_polls;
+        let before = sim.server.slot_visits();
+        for i in 0..20 {
+            let value = i.to_string();
+            assert_eq!(sim.request(active, &["SET", "k", &value]), Reply::ok());
+        }
+        let visits = sim.server.slot_visits() - before;
+        let polls = sim.server_polls - polls_before;
+        // Each request is one segment in and an ACK of the reply: a few visits, whatever the
+        // number of polls it took.
+        assert!(visits <= 3 * 20, "{visits} visits in {polls} polls");
+        visits
+    }
+    assert_eq!(visits_for_requests(14), visits_for_requests(0));
+}

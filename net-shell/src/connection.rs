@@ -3,6 +3,7 @@
 use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
+use crate::server::endpoints::{Endpoint, NO_SLOT};
 use crate::server::timer_policy::OpenTiming;
 
 /// Where a slot is in its life.
@@ -46,6 +47,14 @@ pub(crate) struct Connection<'a> {
     /// The last service stopped because the send buffer had no room for a reply: the input
     /// waits on the client reading, not on the client sending.
     pub(crate) blocked: bool,
+    /// The peer this slot talks to (a client, or a handshake in progress), as indexed.
+    pub(crate) remote: Option<Endpoint>,
+    /// The first slot of the endpoint bucket this slot heads (`NO_SLOT`: empty).
+    pub(crate) bucket_head: u16,
+    /// The next slot in this slot's endpoint bucket.
+    pub(crate) bucket_next: u16,
+    /// Queued for service in this poll.
+    pub(crate) dirty: bool,
 }
 
 impl<'a> Connection<'a> {
@@ -58,6 +67,10 @@ impl<'a> Connection<'a> {
             phase: Phase::Listening,
             counted: false,
             authenticated: false,
+            remote: None,
+            bucket_head: NO_SLOT,
+            bucket_next: NO_SLOT,
+            dirty: false,
             timer: None,
             write_timer: None,
             last_send_queue: 0,

@@ -28,6 +28,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     if let Some(id) = self.conns[index].timer.take() {
                         let _ = self.conn_timers.cancel(id);
                     }
+                    self.unindex_endpoint(index);
                     if state == tcp::State::Closed && !self.shutting_down {
                         self.listen_fresh(index);
                     }
@@ -56,13 +57,15 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     }
 
     pub(super) fn accept(&mut self, index: usize, now: Tick) {
-        // Connections we are already closing do not hold a client slot: a client closed for a
-        // protocol error or a timeout must not lock out the next one while its FIN drains.
-        let served = self
-            .conns
-            .iter()
-            .filter(|c| c.counted && c.phase == Phase::Open)
-            .count();
+        // Frames from this client must find its slot (a handshake seen by `guard_listeners`
+        // is indexed already).
+        if self.conns[index].remote.is_none() {
+            self.index_endpoint(index);
+        }
+        // Connections we are already closing do not hold a client slot (they left
+        // `connected_clients`): a client closed for a protocol error or a timeout must not lock
+        // out the next one while its FIN drains.
+        let served = self.stats.connected_clients as usize;
         if served >= CONNS - 1 || self.shutting_down {
             info!("refused a client: all {} client slots are busy", CONNS - 1);
             self.stats.rejected_connections += 1;
@@ -143,5 +146,6 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         conn.counted = false;
         conn.phase = Phase::Listening;
         conn.reset(0);
+        let _ = self.recycled.push(index as u16);
     }
 }

@@ -55,6 +55,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     // A handshake the peer reset: the socket is free again.
                     if let Some(id) = self.conns[index].timer.take() {
                         let _ = self.conn_timers.cancel(id);
+                        self.unindex_endpoint(index);
                     }
                 }
                 tcp::State::SynReceived => {
@@ -66,6 +67,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                             .conn_timers
                             .insert_into(Timeout::Handshake.list(), at, index as u16)
                             .ok();
+                        // The client's final ACK will name this slot.
+                        self.index_endpoint(index);
                     }
                 }
                 _ => {}
@@ -117,6 +120,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         socket.abort();
         let _ = socket.listen(self.port);
         self.conns[index].socket = self.sockets.add(socket);
+        self.unindex_endpoint(index);
     }
 
     /// Slots recycled during this poll listen again, now that their RST has gone out
@@ -125,7 +129,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         if self.shutting_down {
             return;
         }
-        for index in 0..self.conns.len() {
+        for index in core::mem::take(&mut self.recycled) {
+            let index = usize::from(index);
             let conn = &self.conns[index];
             let socket = self.sockets.get::<tcp::Socket>(conn.socket);
             if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {
