@@ -275,11 +275,11 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
 
     /// Removes keys whose deadline is `<= now`, at most `budget` of them; returns how many were
     /// removed and whether more are due.
-    pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Expiry {
+    pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
         let mut fired = 0;
         while fired < budget {
             let Some(expired) = self.timers.pop_expired(now) else {
-                return timer_core::Expiry {
+                return timer_core::Sweep {
                     fired,
                     more_due: false,
                 };
@@ -297,7 +297,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                 fired += 1;
             }
         }
-        timer_core::Expiry {
+        timer_core::Sweep {
             fired,
             more_due: self.timers.has_expired(now),
         }

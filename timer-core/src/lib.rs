@@ -3,6 +3,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
@@ -16,16 +18,18 @@ mod id;
 mod linked;
 mod list;
 mod queue;
+pub mod storage;
 mod timeout_list;
 pub mod wheel;
 
 pub use counter::WrappingCounter;
 pub use error::{Full, StaleTimer};
-pub use heap::TimerHeap;
+pub use heap::{HeapSlot, TimerHeap, TimerHeapOn};
 pub use id::TimerId;
-pub use queue::{Drain, Expired, Expiry, TimerQueue};
-pub use timeout_list::{TimeoutList, TimeoutLists};
-pub use wheel::TimerWheel;
+pub use queue::{Drain, Expired, Sweep, TimerQueue};
+pub use storage::Storage;
+pub use timeout_list::{TimeoutList, TimeoutLists, TimeoutListsOn, TimeoutSlot};
+pub use wheel::{TimerWheel, TimerWheelOn, WheelSlot};
 
 /// A point in time, in ticks of the caller's choosing (1 ms, 1 µs, an embassy tick).
 ///

@@ -1,9 +1,11 @@
-//! The node type shared by the list-based queues (timeout lists and the wheel).
+//! The node type shared by the list-based queues (timeout lists and the wheel), and the one path
+//! by which either hands a timer out.
 
 use core::num::NonZeroU32;
 
-use crate::arena::{Arena, Node, NIL};
+use crate::arena::{Arena, Cell, Node, NIL};
 use crate::list::Links;
+use crate::{Expired, Storage};
 
 /// A timer threaded on one intrusive list. `home` is whatever the queue needs to find that list
 /// again: `()` for the wheel (it recomputes the list from the deadline), the list number for
@@ -36,7 +38,29 @@ impl<T, H> Node for LinkedNode<T, H> {
     }
 }
 
-impl<T, H, const N: usize> Links for Arena<LinkedNode<T, H>, N> {
+impl<T, H, C, S> Arena<C, S>
+where
+    C: Cell<Node = LinkedNode<T, H>>,
+    S: Storage<C>,
+{
+    /// Frees the timer at `index`, which is on no list any more, and hands it out: the one way
+    /// the wheel and the timeout lists build an [`Expired`].
+    pub(crate) fn take_expired(&mut self, index: u32) -> Option<Expired<T>> {
+        let id = self.id_of(index)?;
+        let node = self.release(index)?;
+        Some(Expired {
+            id,
+            deadline: node.deadline,
+            value: node.value,
+        })
+    }
+}
+
+impl<T, H, C, S> Links for Arena<C, S>
+where
+    C: Cell<Node = LinkedNode<T, H>>,
+    S: Storage<C>,
+{
     #[inline]
     fn prev(&self, index: u32) -> u32 {
         self.get(index).map_or(NIL, |n| n.prev)

@@ -14,11 +14,11 @@ pub struct Expired<T> {
     pub value: T,
 }
 
-/// What one call to [`TimerQueue::expire`] did.
+/// What one budgeted sweep, a call to [`TimerQueue::expire`], did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[must_use = "`more_due` says whether the budget cut the sweep short"]
-pub struct Expiry {
+pub struct Sweep {
     /// How many timers fired.
     pub fired: usize,
     /// `true` when the budget ran out while timers due at `now` remain: call again soon.
@@ -127,7 +127,7 @@ pub trait TimerQueue<T> {
     /// Fires every timer due at `now`, at most `budget` of them, in deadline order.
     ///
     /// Pass `usize::MAX` for no budget. With a budget a server loop never stalls on a mass
-    /// expiry: it serves requests and calls again while [`Expiry::more_due`] is `true`.
+    /// expiry: it serves requests and calls again while [`Sweep::more_due`] is `true`.
     ///
     /// # Examples
     ///
@@ -145,7 +145,7 @@ pub trait TimerQueue<T> {
     /// assert_eq!((rest.fired, rest.more_due), (6, false));
     /// assert_eq!(fired, (0..10).collect::<Vec<_>>());
     /// ```
-    fn expire(&mut self, now: Tick, budget: usize, mut on_expired: impl FnMut(Expired<T>)) -> Expiry
+    fn expire(&mut self, now: Tick, budget: usize, mut on_expired: impl FnMut(Expired<T>)) -> Sweep
     where
         Self: Sized,
     {
@@ -157,14 +157,14 @@ pub trait TimerQueue<T> {
                     fired += 1;
                 }
                 None => {
-                    return Expiry {
+                    return Sweep {
                         fired,
                         more_due: false,
                     }
                 }
             }
         }
-        Expiry {
+        Sweep {
             fired,
             more_due: self.has_expired(now),
         }

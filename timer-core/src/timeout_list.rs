@@ -1,11 +1,52 @@
 //! FIFO timeout lists: one list per fixed timeout, all sharing one arena.
 
-use crate::arena::Arena;
+use crate::arena::{Arena, Cell, Slot};
 use crate::linked::LinkedNode;
 use crate::list::{Links, List};
-use crate::{Expired, Full, StaleTimer, Tick, TimerId, TimerQueue};
+use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
-/// `L` FIFO timeout lists sharing one arena of `N` timers.
+/// One timer's storage in a [`TimeoutListsOn`]: 32 bytes for a `u32` value.
+///
+/// An inline [`TimeoutLists<T, N, L>`] holds `N` of them; for lists sized at run time, make a
+/// slice of them (`TimeoutSlot::new()` is an empty one) and hand it to
+/// [`TimeoutListsOn::with_storage`].
+pub struct TimeoutSlot<T>(Slot<LinkedNode<T, u16>>);
+
+impl<T> TimeoutSlot<T> {
+    /// An empty slot (all zero bytes).
+    pub const fn new() -> Self {
+        Self(Slot::EMPTY)
+    }
+}
+
+impl<T> Default for TimeoutSlot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Cell for TimeoutSlot<T> {
+    type Node = LinkedNode<T, u16>;
+    const EMPTY: Self = Self::new();
+
+    #[inline]
+    fn slot(&self) -> &Slot<Self::Node> {
+        &self.0
+    }
+
+    #[inline]
+    fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
+        &mut self.0
+    }
+}
+
+/// `L` FIFO timeout lists sharing `N` timers inline: [`TimeoutListsOn`] over
+/// `[TimeoutSlot<T>; N]`, with a `const fn new()` for `static`s.
+pub type TimeoutLists<T, const N: usize, const L: usize> =
+    TimeoutListsOn<T, [TimeoutSlot<T>; N], L>;
+
+/// `L` FIFO timeout lists sharing one store of timers `S` (inline: [`TimeoutLists<T, N, L>`];
+/// a slice the caller owns: [`with_storage`](Self::with_storage)).
 ///
 /// Made for fixed timeouts (idle, read, write): when every new deadline on a list is the latest
 /// on it, the list stays sorted by appending, so insert, touch (push the deadline out and move to
@@ -42,8 +83,21 @@ use crate::{Expired, Full, StaleTimer, Tick, TimerId, TimerQueue};
 /// assert_eq!(closed, [9]);
 /// assert_eq!(timeouts.next_deadline(), Some(40));
 /// ```
-pub struct TimeoutLists<T, const N: usize, const L: usize> {
-    nodes: Arena<LinkedNode<T, u16>, N>,
+///
+/// Over a slice sized at run time (say, one slot per connection the configuration allows):
+///
+/// ```
+/// use timer_core::{TimeoutListsOn, TimeoutSlot, TimerQueue};
+///
+/// let max_clients = 10_000;
+/// let mut slots: Vec<TimeoutSlot<u32>> = (0..max_clients).map(|_| TimeoutSlot::new()).collect();
+/// let mut idle = TimeoutListsOn::<_, _, 1>::with_storage(&mut slots[..]);
+/// idle.insert(30_000, 7).unwrap();
+/// assert_eq!(idle.capacity(), 10_000);
+/// assert_eq!(idle.next_deadline(), Some(30_000));
+/// ```
+pub struct TimeoutListsOn<T, S, const L: usize> {
+    nodes: Arena<TimeoutSlot<T>, S>,
     lists: [List; L],
 }
 
@@ -69,13 +123,16 @@ impl<T, const N: usize, const L: usize> Default for TimeoutLists<T, N, L> {
     }
 }
 
-impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
+impl<T, S, const L: usize> TimeoutListsOn<T, S, L> {
     const LISTS_IN_RANGE: () = assert!(
         L >= 1 && L <= u16::MAX as usize,
         "timer-core: TimeoutLists needs 1..=65535 lists"
     );
+}
 
-    /// Empty lists. `const`, so they can live in a `static`.
+impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
+    /// Empty lists of `N` timers: all zero bytes, and `const`, so they can live in a `static`
+    /// (in `.bss`).
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::LISTS_IN_RANGE;
@@ -83,6 +140,42 @@ impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
             nodes: Arena::new(),
             lists: [List::EMPTY; L],
         }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T, const L: usize> TimeoutListsOn<T, alloc::boxed::Box<[TimeoutSlot<T>]>, L> {
+    /// Empty lists of `capacity` timers, their slots in one heap allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::{TimeoutListsOn, TimerQueue};
+    ///
+    /// let mut conns = TimeoutListsOn::<u32, _, 2>::with_capacity(50_000);
+    /// assert_eq!(conns.capacity(), 50_000);
+    /// conns.insert_into(1, 5_000, 9).unwrap();
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_storage((0..capacity).map(|_| TimeoutSlot::new()).collect())
+    }
+}
+
+impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
+    /// Empty lists over `storage`, which holds one timer per slot: their capacity is
+    /// `storage`'s length. O(capacity): every slot is emptied (values left in it are dropped).
+    pub fn with_storage(storage: S) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::LISTS_IN_RANGE;
+        Self {
+            nodes: Arena::with_storage(storage),
+            lists: [List::EMPTY; L],
+        }
+    }
+
+    /// Gives the storage back (for reuse), dropping every pending timer.
+    pub fn into_storage(self) -> S {
+        self.nodes.into_storage()
     }
 
     /// Adds a timer due at `deadline` to list `list`.
@@ -208,17 +301,11 @@ impl<T, const N: usize, const L: usize> TimeoutLists<T, N, L> {
 
     fn take(&mut self, list: usize, index: u32) -> Option<Expired<T>> {
         self.lists[list].unlink(&mut self.nodes, index);
-        let id = self.nodes.id_of(index)?;
-        let node = self.nodes.release(index)?;
-        Some(Expired {
-            id,
-            deadline: node.deadline,
-            value: node.value,
-        })
+        self.nodes.take_expired(index)
     }
 }
 
-impl<T, const N: usize, const L: usize> TimerQueue<T> for TimeoutLists<T, N, L> {
+impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimerQueue<T> for TimeoutListsOn<T, S, L> {
     fn insert(&mut self, deadline: Tick, value: T) -> Result<TimerId, Full<T>> {
         self.insert_into(0, deadline, value)
     }
@@ -275,7 +362,7 @@ impl<T, const N: usize, const L: usize> TimerQueue<T> for TimeoutLists<T, N, L> 
     }
 
     fn capacity(&self) -> usize {
-        N
+        self.nodes.capacity()
     }
 
     fn is_full(&self) -> bool {

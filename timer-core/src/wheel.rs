@@ -1,9 +1,9 @@
 //! A hierarchical timing wheel over the whole `u64` tick range.
 
-use crate::arena::Arena;
+use crate::arena::{Arena, Cell, Slot};
 use crate::linked::LinkedNode;
 use crate::list::{Links, List};
-use crate::{Expired, Full, StaleTimer, Tick, TimerId, TimerQueue};
+use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
 /// Slots per level; each level has a `u64` occupancy bitmap.
 pub const SLOTS: usize = 64;
@@ -29,17 +29,95 @@ fn slot_for(when: Tick, level: usize) -> usize {
     ((when >> (level as u32 * SLOT_BITS)) & SLOT_MASK) as usize
 }
 
-/// One level: 64 lists and a bitmap of which are non-empty.
+/// The earliest occupied slot of the wheel, and the tick at which it starts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Expiration {
+    level: usize,
+    slot: usize,
+    /// The first tick the slot covers: no timer in it is due earlier.
+    deadline: Tick,
+}
+
+/// One level: 64 slots, each a list of timers in arrival order, and a bitmap of the non-empty
+/// ones.
 struct Level {
     occupied: u64,
     slots: [List; SLOTS],
 }
 
 impl Level {
+    /// An empty level: all zero bytes.
     const EMPTY: Self = Self {
         occupied: 0,
         slots: [List::EMPTY; SLOTS],
     };
+
+    /// Appends the timer at `index` to `slot`.
+    #[inline]
+    fn add_entry(&mut self, nodes: &mut impl Links, slot: usize, index: u32) {
+        self.slots[slot].push_back(nodes, index);
+        self.occupied |= 1 << slot;
+    }
+
+    /// Unlinks the timer at `index` from `slot`.
+    #[inline]
+    fn remove_entry(&mut self, nodes: &mut impl Links, slot: usize, index: u32) {
+        let list = &mut self.slots[slot];
+        list.unlink(nodes, index);
+        if list.is_empty() {
+            self.occupied &= !(1 << slot);
+        }
+    }
+
+    /// Takes every timer in `slot`, leaving it empty.
+    #[inline]
+    fn take_slot(&mut self, slot: usize) -> List {
+        self.occupied &= !(1 << slot);
+        self.slots[slot].take()
+    }
+
+    /// Removes some timer from the level (for draining), if it holds any.
+    fn pop_any(&mut self, nodes: &mut impl Links) -> Option<u32> {
+        if self.occupied == 0 {
+            return None;
+        }
+        let slot = self.occupied.trailing_zeros() as usize;
+        let index = self.slots[slot].pop_front(nodes)?;
+        if self.slots[slot].is_empty() {
+            self.occupied &= !(1 << slot);
+        }
+        Some(index)
+    }
+
+    /// The first occupied slot at or after the one `elapsed` is in, as level number `level`.
+    fn next_expiration(&self, level: usize, elapsed: Tick) -> Option<Expiration> {
+        if self.occupied == 0 {
+            return None;
+        }
+        let shift = level as u32 * SLOT_BITS;
+        let now_slot = ((elapsed >> shift) & SLOT_MASK) as u32;
+        let distance = self.occupied.rotate_right(now_slot).trailing_zeros();
+        let slot = (now_slot + distance) % SLOTS as u32;
+        let span_bits = shift + SLOT_BITS;
+        let base = if span_bits >= u64::BITS {
+            0
+        } else {
+            elapsed & !((1u64 << span_bits) - 1)
+        };
+        let mut deadline = base | (u64::from(slot) << shift);
+        if slot < now_slot {
+            // Not reachable while the filing invariant holds; stay safe regardless.
+            deadline = match 1u64.checked_shl(span_bits) {
+                Some(span) => deadline.saturating_add(span),
+                None => Tick::MAX,
+            };
+        }
+        Some(Expiration {
+            level,
+            slot: slot as usize,
+            deadline,
+        })
+    }
 }
 
 /// Where a pending timer is filed.
@@ -52,7 +130,48 @@ enum Home {
     },
 }
 
-/// A hierarchical timing wheel: O(1) insert, cancel and reschedule over the full `u64` range.
+/// One timer's storage in a [`TimerWheelOn`]: 24 bytes for a `u32` value.
+///
+/// An inline [`TimerWheel<T, N>`] holds `N` of them; for a wheel sized at run time, make a slice
+/// of them (`WheelSlot::new()` is an empty one) and hand it to
+/// [`TimerWheelOn::with_storage`].
+pub struct WheelSlot<T>(Slot<LinkedNode<T, ()>>);
+
+impl<T> WheelSlot<T> {
+    /// An empty slot (all zero bytes).
+    pub const fn new() -> Self {
+        Self(Slot::EMPTY)
+    }
+}
+
+impl<T> Default for WheelSlot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Cell for WheelSlot<T> {
+    type Node = LinkedNode<T, ()>;
+    const EMPTY: Self = Self::new();
+
+    #[inline]
+    fn slot(&self) -> &Slot<Self::Node> {
+        &self.0
+    }
+
+    #[inline]
+    fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
+        &mut self.0
+    }
+}
+
+/// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`,
+/// with a `const fn new()` for `static`s.
+pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
+
+/// A hierarchical timing wheel: O(1) insert, cancel and reschedule over the full `u64` range,
+/// over storage `S` of [`WheelSlot`]s (inline: [`TimerWheel<T, N>`]; a slice the caller owns:
+/// [`with_storage`](Self::with_storage)).
 ///
 /// Eleven levels of 64 slots, level `l` slots each `64^l` ticks wide:
 ///
@@ -103,8 +222,21 @@ enum Home {
 /// assert_eq!(fired.last(), Some(&(1 << 50, "far future")));
 /// assert!(wheel.is_empty());
 /// ```
-pub struct TimerWheel<T, const N: usize> {
-    nodes: Arena<LinkedNode<T, ()>, N>,
+///
+/// The same wheel over a slice sized at run time:
+///
+/// ```
+/// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+///
+/// let mut slots: Vec<WheelSlot<&str>> = (0..1_000).map(|_| WheelSlot::new()).collect();
+/// let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+/// wheel.insert(70, "b").unwrap();
+/// wheel.insert(65, "a").unwrap();
+/// assert_eq!(wheel.capacity(), 1_000);
+/// assert_eq!(wheel.pop_expired(100).map(|e| e.value), Some("a"));
+/// ```
+pub struct TimerWheelOn<T, S> {
+    nodes: Arena<WheelSlot<T>, S>,
     levels: [Level; LEVELS],
     due: List,
     elapsed: Tick,
@@ -120,7 +252,8 @@ impl<T, const N: usize> Default for TimerWheel<T, N> {
 }
 
 impl<T, const N: usize> TimerWheel<T, N> {
-    /// An empty wheel at time 0. `const`, so it can live in a `static`.
+    /// An empty wheel of `N` timers at time 0: all zero bytes, and `const`, so it can live in a
+    /// `static` (in `.bss`).
     pub const fn new() -> Self {
         Self {
             nodes: Arena::new(),
@@ -129,6 +262,55 @@ impl<T, const N: usize> TimerWheel<T, N> {
             elapsed: 0,
             check_from: 0,
         }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>> {
+    /// An empty wheel of `capacity` timers at time 0, its slots in one heap allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::{TimerQueue, TimerWheelOn};
+    ///
+    /// let mut wheel = TimerWheelOn::<u32, _>::with_capacity(1_000_000);
+    /// assert_eq!(wheel.capacity(), 1_000_000);
+    /// wheel.insert(5, 1).unwrap();
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_storage((0..capacity).map(|_| WheelSlot::new()).collect())
+    }
+}
+
+impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
+    /// An empty wheel at time 0 over `storage`, which holds one timer per slot: its capacity is
+    /// `storage`'s length. O(capacity): every slot is emptied (values left in it are dropped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+    ///
+    /// // Owned storage works too: a `Vec` or `Box<[_]>` moves into the wheel.
+    /// let mut wheel = TimerWheelOn::with_storage(vec![WheelSlot::<u8>::new(), WheelSlot::new()]);
+    /// wheel.insert(1, 1).unwrap();
+    /// wheel.insert(2, 2).unwrap();
+    /// assert!(wheel.is_full());
+    /// ```
+    pub fn with_storage(storage: S) -> Self {
+        Self {
+            nodes: Arena::with_storage(storage),
+            levels: [const { Level::EMPTY }; LEVELS],
+            due: List::EMPTY,
+            elapsed: 0,
+            check_from: 0,
+        }
+    }
+
+    /// Gives the storage back (for reuse), dropping every pending timer.
+    pub fn into_storage(self) -> S {
+        self.nodes.into_storage()
     }
 
     /// The time the wheel has expired up to: the largest `now` it has fully processed.
@@ -152,9 +334,7 @@ impl<T, const N: usize> TimerWheel<T, N> {
         match self.home(deadline) {
             Home::Due => self.due.insert_sorted(&mut self.nodes, index),
             Home::Slot { level, slot } => {
-                let lvl = &mut self.levels[level];
-                lvl.slots[slot].push_back(&mut self.nodes, index);
-                lvl.occupied |= 1 << slot;
+                self.levels[level].add_entry(&mut self.nodes, slot, index);
                 // The slot starts at the deadline with the bits below this level cleared.
                 let start = deadline & !((1u64 << (level as u32 * SLOT_BITS)) - 1);
                 self.check_from = self.check_from.min(start);
@@ -166,53 +346,31 @@ impl<T, const N: usize> TimerWheel<T, N> {
         match self.home(deadline) {
             Home::Due => self.due.unlink(&mut self.nodes, index),
             Home::Slot { level, slot } => {
-                let level = &mut self.levels[level];
-                level.slots[slot].unlink(&mut self.nodes, index);
-                if level.slots[slot].is_empty() {
-                    level.occupied &= !(1 << slot);
-                }
+                self.levels[level].remove_entry(&mut self.nodes, slot, index);
             }
         }
     }
 
-    /// The earliest occupied slot: `(level, slot, start tick)`. Any occupied slot on a finer
-    /// level starts before every slot on a coarser one, so the first occupied level wins.
-    fn next_expiration(&self) -> Option<(usize, usize, Tick)> {
+    /// The earliest occupied slot. Any occupied slot on a finer level starts before every slot
+    /// on a coarser one, so the first occupied level wins.
+    fn next_expiration(&self) -> Option<Expiration> {
         self.levels
             .iter()
             .enumerate()
-            .find(|(_, level)| level.occupied != 0)
-            .map(|(index, level)| {
-                let shift = index as u32 * SLOT_BITS;
-                let now_slot = ((self.elapsed >> shift) & SLOT_MASK) as u32;
-                let distance = level.occupied.rotate_right(now_slot).trailing_zeros();
-                let slot = (now_slot + distance) % SLOTS as u32;
-                let span_bits = shift + SLOT_BITS;
-                let base = if span_bits >= u64::BITS {
-                    0
-                } else {
-                    self.elapsed & !((1u64 << span_bits) - 1)
-                };
-                let mut start = base | (u64::from(slot) << shift);
-                if slot < now_slot {
-                    // Not reachable while the filing invariant holds; stay safe regardless.
-                    start = match 1u64.checked_shl(span_bits) {
-                        Some(span) => start.saturating_add(span),
-                        None => Tick::MAX,
-                    };
-                }
-                (index, slot as usize, start)
-            })
+            .find_map(|(number, level)| level.next_expiration(number, self.elapsed))
     }
 
     /// Takes the whole slot and re-files its timers relative to its start time.
-    fn process(&mut self, level: usize, slot: usize, start: Tick) {
-        self.elapsed = start;
-        let lvl = &mut self.levels[level];
-        let mut taken = lvl.slots[slot].take();
-        lvl.occupied &= !(1 << slot);
+    fn process(&mut self, expiration: Expiration) {
+        let Expiration {
+            level,
+            slot,
+            deadline,
+        } = expiration;
+        self.elapsed = deadline;
+        let mut taken = self.levels[level].take_slot(slot);
         if level == 0 && self.due.is_empty() {
-            // Every timer in a level-0 slot is due exactly at `start`, already in order.
+            // Every timer in a level-0 slot is due exactly at its start, already in order.
             self.due = taken;
             return;
         }
@@ -237,28 +395,18 @@ impl<T, const N: usize> TimerWheel<T, N> {
                 return None;
             }
             match self.next_expiration() {
-                Some((level, slot, start)) if start <= now => self.process(level, slot, start),
+                Some(next) if next.deadline <= now => self.process(next),
                 next => {
-                    self.check_from = next.map_or(Tick::MAX, |(_, _, start)| start);
+                    self.check_from = next.map_or(Tick::MAX, |next| next.deadline);
                     self.elapsed = now;
                     return None;
                 }
             }
         }
     }
-
-    fn take(&mut self, index: u32) -> Option<Expired<T>> {
-        let id = self.nodes.id_of(index)?;
-        let node = self.nodes.release(index)?;
-        Some(Expired {
-            id,
-            deadline: node.deadline,
-            value: node.value,
-        })
-    }
 }
 
-impl<T, const N: usize> TimerQueue<T> for TimerWheel<T, N> {
+impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     fn insert(&mut self, deadline: Tick, value: T) -> Result<TimerId, Full<T>> {
         let id = self
             .nodes
@@ -306,14 +454,14 @@ impl<T, const N: usize> TimerQueue<T> for TimerWheel<T, N> {
     fn next_deadline(&self) -> Option<Tick> {
         match self.due.head() {
             Some(head) => Some(self.nodes.key(head)),
-            None => self.next_expiration().map(|(_, _, start)| start),
+            None => self.next_expiration().map(|next| next.deadline),
         }
     }
 
     fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
         let index = self.advance(now)?;
         self.due.unlink(&mut self.nodes, index);
-        self.take(index)
+        self.nodes.take_expired(index)
     }
 
     fn has_expired(&mut self, now: Tick) -> bool {
@@ -323,17 +471,12 @@ impl<T, const N: usize> TimerQueue<T> for TimerWheel<T, N> {
     fn pop_any(&mut self) -> Option<Expired<T>> {
         let index = match self.due.pop_front(&mut self.nodes) {
             Some(index) => index,
-            None => {
-                let level = self.levels.iter_mut().find(|l| l.occupied != 0)?;
-                let slot = level.occupied.trailing_zeros() as usize;
-                let index = level.slots[slot].pop_front(&mut self.nodes)?;
-                if level.slots[slot].is_empty() {
-                    level.occupied &= !(1 << slot);
-                }
-                index
-            }
+            None => self
+                .levels
+                .iter_mut()
+                .find_map(|level| level.pop_any(&mut self.nodes))?,
         };
-        self.take(index)
+        self.nodes.take_expired(index)
     }
 
     fn len(&self) -> usize {
@@ -341,7 +484,7 @@ impl<T, const N: usize> TimerQueue<T> for TimerWheel<T, N> {
     }
 
     fn capacity(&self) -> usize {
-        N
+        self.nodes.capacity()
     }
 
     fn is_full(&self) -> bool {
@@ -354,7 +497,10 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
-    fn fire_all<const N: usize>(wheel: &mut TimerWheel<u32, N>, now: Tick) -> Vec<(Tick, u32)> {
+    fn fire_all<S: Storage<WheelSlot<u32>>>(
+        wheel: &mut TimerWheelOn<u32, S>,
+        now: Tick,
+    ) -> Vec<(Tick, u32)> {
         let mut out = Vec::new();
         let _ = wheel.expire(now, usize::MAX, |e| out.push((e.deadline, e.value)));
         out
@@ -466,11 +612,70 @@ mod tests {
         assert_eq!(wheel.next_deadline(), None);
     }
 
+    /// A million timers on storage the caller owns: the wheel itself is small, so it is made
+    /// (and filled, and emptied) on a thread with a 2 MiB stack even in a debug build, where an
+    /// inline `TimerWheel<u32, 1_000_000>` (24 MB) could not even be moved.
+    #[test]
+    fn million_timer_wheel_on_a_slice_runs_on_a_2_mib_stack() {
+        const TIMERS: u32 = 1_000_000;
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut slots: Vec<WheelSlot<u32>> =
+                    (0..TIMERS).map(|_| WheelSlot::new()).collect();
+                let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+                assert!(core::mem::size_of_val(&wheel) < 4096);
+                assert_eq!(wheel.capacity(), TIMERS as usize);
+                for i in 0..TIMERS {
+                    wheel.insert(u64::from(i % 5_000) * 7 + 1, i).unwrap();
+                }
+                assert!(wheel.is_full());
+                assert_eq!(wheel.insert(1, 0), Err(Full(0)));
+                let mut last = (0, 0);
+                let sweep = wheel.expire(u64::MAX, usize::MAX, |e| {
+                    assert!((e.deadline, e.value) > last, "out of order");
+                    last = (e.deadline, e.value);
+                });
+                assert_eq!((sweep.fired, sweep.more_due), (TIMERS as usize, false));
+                assert!(wheel.is_empty());
+            })
+            .expect("spawn a thread with a 2 MiB stack")
+            .join()
+            .expect("the wheel fit");
+    }
+
+    #[test]
+    fn slice_and_inline_wheels_fire_the_same_timers() {
+        let mut slots: Vec<WheelSlot<u32>> = (0..64).map(|_| WheelSlot::new()).collect();
+        let mut on_slice = TimerWheelOn::with_storage(&mut slots[..]);
+        let mut inline: TimerWheel<u32, 64> = TimerWheel::new();
+        for i in 0..64u32 {
+            let deadline = u64::from(i.wrapping_mul(2_654_435_761) % 100_000);
+            on_slice.insert(deadline, i).unwrap();
+            inline.insert(deadline, i).unwrap();
+        }
+        for now in [0, 10, 5_000, 70_000, u64::MAX] {
+            assert_eq!(fire_all(&mut on_slice, now), fire_all(&mut inline, now));
+        }
+        assert!(on_slice.is_empty() && inline.is_empty());
+    }
+
+    #[test]
+    fn storage_handed_back_is_reusable() {
+        let slots: Vec<WheelSlot<u32>> = (0..2).map(|_| WheelSlot::new()).collect();
+        let mut wheel = TimerWheelOn::with_storage(slots);
+        let stale = wheel.insert(5, 1).unwrap();
+        let slots = wheel.into_storage();
+        let mut wheel = TimerWheelOn::with_storage(slots);
+        assert!(wheel.is_empty());
+        assert_eq!(wheel.cancel(stale), Err(StaleTimer));
+        wheel.insert(1, 2).unwrap();
+        wheel.insert(2, 3).unwrap();
+        assert!(wheel.is_full());
+    }
+
     #[test]
     fn slot_size_is_24_bytes_for_u32() {
-        assert_eq!(
-            core::mem::size_of::<crate::arena::Slot<LinkedNode<u32, ()>>>(),
-            24
-        );
+        assert_eq!(core::mem::size_of::<WheelSlot<u32>>(), 24);
     }
 }
