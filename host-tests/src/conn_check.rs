@@ -52,8 +52,18 @@ use crate::sim::{self, info_field, Client, Reply, Sim};
 /// Sockets of the server under test: one fewer clients are served at once.
 pub const CONNS: usize = 4;
 
-/// The simulation the checker drives (the store of the command tests).
-pub type ConnSim = Sim<CONNS, 256, 65536>;
+/// Keys the store holds.
+pub const STORE_KEYS: usize = 256;
+
+/// The store's pool: at most `MAX_BYTES_MOVED`, where a write is refused only when it does not
+/// fit by count, so the model knows which writes succeed (a larger pool may refuse a write for
+/// free bytes too scattered to gather).
+pub const STORE_BYTES: usize = 32 << 10;
+
+const _: () = assert!(STORE_BYTES <= net_shell::store::MAX_BYTES_MOVED);
+
+/// The simulation the checker drives.
+pub type ConnSim = Sim<CONNS, STORE_KEYS, STORE_BYTES>;
 
 /// Ops of one input beyond this are ignored (keeps each run fast).
 pub const MAX_OPS: usize = 64;
