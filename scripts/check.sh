@@ -36,5 +36,17 @@ step "firmware: both boards, and the LAN9118 frame logic on the host"
 (cd firmware && cargo nucleo-build)
 (cd firmware && cargo test -p lan9118 --target x86_64-unknown-linux-gnu)
 
+step "fuzz targets: build, and replay the committed corpus once (fuzz/README.md)"
+(
+  cd fuzz
+  RUSTC_BOOTSTRAP=1 cargo fuzz build
+  for target in $(cargo fuzz list); do
+    # The simulated network leaks its buffers by design: no leak check for `connection`.
+    leaks=1; [ "$target" = connection ] && leaks=0
+    ASAN_OPTIONS="detect_leaks=$leaks" RUSTC_BOOTSTRAP=1 \
+      cargo fuzz run "$target" "corpus/$target" -- -runs=0
+  done
+)
+
 step "tests: unit, property, doc, tap and QEMU end to end"
 cargo test --workspace --features net-shell/std,timer-core/embassy-time
