@@ -514,7 +514,11 @@ fn config_get_and_set_timeouts() {
     );
     assert_eq!(
         sim.request(c, &["CONFIG", "REWRITE"]),
-        Reply::error("ERR unknown subcommand 'REWRITE'. Try CONFIG HELP.")
+        Reply::error("ERR The server is running without a config file")
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "RELOAD"]),
+        Reply::error("ERR unknown subcommand 'RELOAD'. Try CONFIG HELP.")
     );
     // The new idle timeout applies from the next command on.
     let last = sim.now;

@@ -3,6 +3,7 @@
 use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
+use crate::command::Continuation;
 use crate::server::endpoints::{Endpoint, NO_SLOT};
 use crate::server::timer_policy::OpenTiming;
 
@@ -55,6 +56,8 @@ pub(crate) struct Connection<'a> {
     pub(crate) bucket_next: u16,
     /// Queued for service in this poll.
     pub(crate) dirty: bool,
+    /// A reply larger than the reply buffer, written in parts: where it goes on.
+    pub(crate) more: Option<Continuation>,
 }
 
 impl<'a> Connection<'a> {
@@ -78,6 +81,7 @@ impl<'a> Connection<'a> {
             read_since: 0,
             write_since: None,
             blocked: false,
+            more: None,
         }
     }
 
@@ -89,6 +93,7 @@ impl<'a> Connection<'a> {
         self.read_since = now;
         self.write_since = None;
         self.blocked = false;
+        self.more = None;
     }
 
     /// What the timer policy looks at.

@@ -8,20 +8,21 @@ use crate::resp::{ReplyWriter, WriteFull};
 /// Enough for every section at once.
 const INFO_CAPACITY: usize = 1536;
 
-/// Writes the `INFO [section]` reply as one bulk string.
+/// Writes the `INFO [section …]` reply as one bulk string: the sections asked for (any of
+/// them, in the server's order; `all`, `default` or `everything` for every one, as no
+/// arguments), unknown names ignored, as Redis 7 does.
 pub(crate) fn write_info<const K: usize, const B: usize>(
-    section: Option<&[u8]>,
+    sections: &[&[u8]],
     ctx: &mut Context<'_, K, B>,
     out: &mut ReplyWriter<'_>,
 ) -> Result<After, WriteFull> {
-    let wants = |name: &str| match section {
-        None => true,
-        Some(s) => {
-            s.eq_ignore_ascii_case(b"all")
-                || s.eq_ignore_ascii_case(b"default")
-                || s.eq_ignore_ascii_case(b"everything")
-                || s.eq_ignore_ascii_case(name.as_bytes())
-        }
+    let wants = |name: &str| {
+        sections.is_empty()
+            || sections.iter().any(|s| {
+                ["all", "default", "everything", name]
+                    .iter()
+                    .any(|n| s.eq_ignore_ascii_case(n.as_bytes()))
+            })
     };
     let mut text: heapless::String<INFO_CAPACITY> = heapless::String::new();
     let stats = &*ctx.stats;

@@ -46,6 +46,21 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 blocked = true; // back-pressure: wait until the client reads
                 break;
             }
+            if let Some(more) = self.conns[index].more {
+                // The rest of a long reply goes before the next command's.
+                let mut out = ReplyWriter::new(self.reply);
+                let after = command::resume::<KEYS, BYTES>(more, &mut out);
+                self.conns[index].more = match after {
+                    Ok(After::More(next)) => Some(next),
+                    _ => None,
+                };
+                let written = out.written().len();
+                let _ = self
+                    .sockets
+                    .get_mut::<tcp::Socket>(handle)
+                    .send_slice(&self.reply[..written]);
+                continue;
+            }
             let conn = &mut self.conns[index];
             let filled = conn.input_len;
             let limits = if conn.authenticated || !self.settings.security.requires_auth() {
@@ -93,8 +108,10 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     if self.settings.timeouts != timeouts {
                         self.timeouts_changed = true;
                     }
-                    if after == Ok(After::Close) {
-                        close = true;
+                    match after {
+                        Ok(After::Close) => close = true,
+                        Ok(After::More(more)) => self.conns[index].more = Some(more),
+                        _ => {}
                     }
                     if after.is_err() {
                         // Cannot happen: the reply buffer holds the largest reply.

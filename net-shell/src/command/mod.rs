@@ -1,0 +1,275 @@
+//! Redis commands, with Redis 7 semantics, over the [`Store`].
+//!
+//! One table row per command ([`table`]): name, arity with Redis' sign convention, flags, key
+//! positions and handler, as Redis' `struct redisCommand`. [`execute`] looks the command up,
+//! checks its arity once for every command, refuses it if the client must authenticate and the
+//! row does not say `no_auth`, counts it, and runs its handler, which writes exactly one reply.
+//! Nothing here reads a clock: `now` (monotonic ms) and, where the build has one, the Unix time
+//! come in a [`Clock`].
+//!
+//! | file | commands |
+//! |---|---|
+//! | `table.rs` | the table, lookup, `COMMAND` (generated from the table) |
+//! | `strings.rs` | the string and bitmap families (`GET`, `SET`, `INCR`, `APPEND`, `SETBIT`, …) |
+//! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
+//! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
+//! | `server.rs` | connection and server (`PING`, `AUTH`, `HELLO`, `CLIENT`, `INFO`, `FLUSHALL`, …) |
+//! | `config.rs` | `CONFIG GET`/`SET` |
+
+use core::fmt::Write as _;
+
+use timer_core::Tick;
+
+use crate::config::Settings;
+use crate::resp::{ReplyWriter, WriteFull};
+use crate::stats::Stats;
+use crate::store::{Store, StoreError};
+
+mod config;
+mod expiry;
+mod glob;
+mod keys;
+mod server;
+mod strings;
+mod table;
+
+pub use table::Continuation;
+
+/// The time a command runs at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Clock {
+    /// Monotonic milliseconds (the server's tick).
+    pub now: Tick,
+    /// Unix time in milliseconds at `now`, if this build has a wall clock. Absolute expiry
+    /// (`EXAT`, `PXAT`, `EXPIREAT`, `EXPIRETIME`) needs it.
+    pub unix_ms: Option<u64>,
+}
+
+/// What the connection should do after the reply is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Keep serving.
+    Continue,
+    /// Close after the reply (`QUIT`).
+    Close,
+    /// The reply goes on: once the client has taken what was written, call [`resume`] with
+    /// this to write the next part (a listing larger than the reply buffer, such as `COMMAND`).
+    More(Continuation),
+}
+
+/// Everything a command may read or change.
+pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
+    /// The key space.
+    pub store: &'s mut Store<KEYS, BYTES>,
+    /// Server counters (for `INFO`; writes refused for lack of room count in `oom_refusals`).
+    pub stats: &'s mut Stats,
+    /// Timeouts, password and protected mode (for `CONFIG`, `AUTH`, `INFO`).
+    pub settings: &'s mut Settings,
+    /// Whether the connection has authenticated (`AUTH`, `HELLO … AUTH`), or needed not to.
+    pub authenticated: &'s mut bool,
+    /// The time.
+    pub clock: Clock,
+    /// Client slots (for `INFO clients`).
+    pub max_clients: usize,
+    /// The tick the server started at (for `INFO` uptime).
+    pub started: Tick,
+    /// The connection's id (`CLIENT ID`, `HELLO`): its number among all accepted, from 1.
+    pub client_id: u64,
+}
+
+/// A reply being assembled: `Err` means the reply buffer was too small.
+pub(crate) type Reply = Result<After, WriteFull>;
+
+/// Executes one command (`argv[0]` is its name) and writes its reply.
+///
+/// As in Redis' `processCommand`: an unknown command or subcommand, then a wrong number of
+/// arguments, then a client that must authenticate and has not (for a command without the
+/// `no_auth` flag) are refused, uncounted; any other command counts as processed, even if it
+/// then answers an error.
+///
+/// # Errors
+///
+/// [`WriteFull`] if `out` cannot hold the reply; the caller sizes `out` for the largest value.
+pub fn execute<const KEYS: usize, const BYTES: usize>(
+    argv: &[&[u8]],
+    ctx: &mut Context<'_, KEYS, BYTES>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Some(&name) = argv.first() else {
+        return Ok(After::Continue);
+    };
+    let command = match table::lookup::<KEYS, BYTES>(argv) {
+        Ok(command) => command,
+        Err(table::Unknown::Command) => return unknown_command(out, name, &argv[1..]),
+        Err(table::Unknown::Subcommand) => return unknown_subcommand(out, argv[1], name),
+    };
+    if !command.arity_allows(argv.len()) {
+        return wrong_arity(out, command.name);
+    }
+    let auth_pending = ctx.settings.security.requires_auth() && !*ctx.authenticated;
+    if auth_pending && !command.flags.has(table::Flags::NO_AUTH) {
+        return error(out, crate::auth::NOAUTH);
+    }
+    ctx.stats.total_commands_processed += 1;
+    (command.handler)(ctx, argv, out)
+}
+
+/// Writes the next part of a reply that [`execute`] (or an earlier `resume`) left unfinished
+/// with [`After::More`].
+///
+/// # Errors
+///
+/// [`WriteFull`] if `out` cannot hold even one more element.
+pub fn resume<const KEYS: usize, const BYTES: usize>(
+    more: Continuation,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    table::resume::<KEYS, BYTES>(more, out)
+}
+
+pub(crate) const SYNTAX: &str = "ERR syntax error";
+pub(crate) const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub(crate) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+pub(crate) fn error(out: &mut ReplyWriter<'_>, message: &str) -> Reply {
+    out.error(message)?;
+    Ok(After::Continue)
+}
+
+/// Formats an error message into a bounded buffer (longer text is cut).
+pub(crate) fn error_fmt(out: &mut ReplyWriter<'_>, args: core::fmt::Arguments<'_>) -> Reply {
+    let mut text: heapless::String<256> = heapless::String::new();
+    let _ = text.write_fmt(args);
+    error(out, &text)
+}
+
+/// `ERR wrong number of arguments for '<name>' command`, with the table's full name
+/// (`config|get` for a subcommand), as Redis' `commandCheckArity`.
+pub(crate) fn wrong_arity(out: &mut ReplyWriter<'_>, command: &str) -> Reply {
+    error_fmt(
+        out,
+        format_args!("ERR wrong number of arguments for '{command}' command"),
+    )
+}
+
+/// `+OK`.
+pub(crate) fn ok(out: &mut ReplyWriter<'_>) -> Reply {
+    out.simple("OK")?;
+    Ok(After::Continue)
+}
+
+/// An integer reply.
+pub(crate) fn integer(out: &mut ReplyWriter<'_>, n: i64) -> Reply {
+    out.integer(n)?;
+    Ok(After::Continue)
+}
+
+/// A bulk reply of `value`, or nil.
+pub(crate) fn bulk_or_nil(out: &mut ReplyWriter<'_>, value: Option<&[u8]>) -> Reply {
+    match value {
+        Some(value) => out.bulk(value)?,
+        None => out.null()?,
+    }
+    Ok(After::Continue)
+}
+
+/// An argument in an error message, as Redis 7 shows it (`%.128s`, then CR and LF turned
+/// into spaces by `addReplyErrorLength`): at most 128 bytes. Bytes outside ASCII, which an
+/// error line here cannot carry as text, become `?`.
+pub(crate) struct Shown<'a>(pub(crate) &'a [u8]);
+
+impl Shown<'_> {
+    const MAX: usize = 128;
+}
+
+impl core::fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for &byte in self.0.iter().take(Self::MAX) {
+            let c = match byte {
+                b'\r' | b'\n' => ' ',
+                _ if byte.is_ascii() => char::from(byte),
+                _ => '?',
+            };
+            f.write_char(c)?;
+        }
+        Ok(())
+    }
+}
+
+/// Text shown in capitals (`Try CONFIG HELP.`), as [`Shown`] otherwise.
+pub(crate) struct Upper<'a>(pub(crate) &'a [u8]);
+
+impl core::fmt::Display for Upper<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for &byte in self.0.iter().take(Shown::MAX) {
+            write!(f, "{}", Shown(&[byte.to_ascii_uppercase()]))?;
+        }
+        Ok(())
+    }
+}
+
+/// Redis 7's text: the name, then arguments in quotes while the list is under 128 bytes, the
+/// last one cut to fit (`processCommand` in `server.c`).
+fn unknown_command(out: &mut ReplyWriter<'_>, name: &[u8], args: &[&[u8]]) -> Reply {
+    const LIST: usize = 128;
+    let mut text: heapless::String<320> = heapless::String::new();
+    let _ = write!(
+        text,
+        "ERR unknown command '{}', with args beginning with: ",
+        Shown(name)
+    );
+    let start = text.len();
+    for arg in args {
+        let listed = text.len() - start;
+        if listed >= LIST {
+            break;
+        }
+        let cut = &arg[..arg.len().min(LIST - listed)];
+        let _ = write!(text, "'{}' ", Shown(cut));
+    }
+    error(out, &text)
+}
+
+/// `ERR unknown subcommand '<sub>'. Try <COMMAND> HELP.`, the command as the client spelt it,
+/// in capitals (Redis' `commandCheckExistence`).
+pub(crate) fn unknown_subcommand(out: &mut ReplyWriter<'_>, sub: &[u8], command: &[u8]) -> Reply {
+    error_fmt(
+        out,
+        format_args!(
+            "ERR unknown subcommand '{}'. Try {} HELP.",
+            Shown(sub),
+            Upper(command)
+        ),
+    )
+}
+
+/// Replies with the error a refused store write gets.
+pub(crate) fn store_error<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+    e: StoreError,
+) -> Reply {
+    match e {
+        StoreError::KeysFull | StoreError::BytesFull => {
+            ctx.stats.oom_refusals += 1;
+            out.error(OOM)?;
+        }
+        StoreError::ValueTooLarge => {
+            let mut text: heapless::String<96> = heapless::String::new();
+            let _ = write!(
+                text,
+                "ERR value is too large (max {} bytes)",
+                ctx.store.max_value_len()
+            );
+            out.error(&text)?;
+        }
+        StoreError::KeyTooLong => out.error("ERR key is too long")?,
+    }
+    Ok(After::Continue)
+}
+
+/// Whether `word` is `option`, ignoring ASCII case.
+pub(crate) fn is(word: &[u8], option: &str) -> bool {
+    word.eq_ignore_ascii_case(option.as_bytes())
+}

@@ -1,0 +1,214 @@
+//! Connection and server commands (Redis' `server.c`, `networking.c`, `acl.c`).
+
+use super::{
+    bulk_or_nil, error, error_fmt, integer, is, ok, After, Context, Reply, ReplyWriter, Shown,
+    SYNTAX,
+};
+use crate::auth;
+use crate::config::Settings;
+use crate::decimal::parse_i64;
+
+/// `PING [message]`.
+pub(crate) fn ping<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    match argv {
+        [_] => out.simple("PONG")?,
+        [_, message] => out.bulk(message)?,
+        _ => return super::wrong_arity(out, "ping"),
+    }
+    Ok(After::Continue)
+}
+
+/// `ECHO message`.
+pub(crate) fn echo<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    bulk_or_nil(out, Some(argv[1]))
+}
+
+/// `QUIT`: `+OK`, then the connection closes.
+pub(crate) fn quit<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    out.simple("OK")?;
+    Ok(After::Close)
+}
+
+/// `SELECT index`: this server has database 0 only.
+pub(crate) fn select<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    // Redis reads the index as a C `int` (`getIntFromObjectOrReply`).
+    match parse_i64(argv[1]).map(i32::try_from) {
+        Some(Ok(0)) => ok(out),
+        Some(Ok(_)) => error(out, "ERR DB index is out of range"),
+        Some(Err(_)) => error(
+            out,
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ),
+        None => error(out, super::NOT_INTEGER),
+    }
+}
+
+/// `DBSIZE`.
+pub(crate) fn dbsize<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    integer(out, ctx.store.len() as i64)
+}
+
+/// `FLUSHALL [ASYNC|SYNC]`, `FLUSHDB [ASYNC|SYNC]` (Redis' `getFlushCommandFlags`): one
+/// database, emptied at once either way.
+pub(crate) fn flush<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    match argv {
+        [_] => {}
+        [_, mode] if is(mode, "sync") || is(mode, "async") => {}
+        _ => return error(out, SYNTAX),
+    }
+    ctx.store.clear();
+    ok(out)
+}
+
+/// `INFO [section …]`.
+pub(crate) fn info<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    crate::info::write_info(&argv[1..], ctx, out)
+}
+
+/// `CLIENT ID`.
+pub(crate) fn client_id<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    integer(out, ctx.client_id.min(i64::MAX as u64) as i64)
+}
+
+/// `CLIENT SETINFO …`: accepted and not kept.
+pub(crate) fn client_setinfo<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    ok(out)
+}
+
+/// Whether `user` and `password` name the default user and its password (compared in
+/// constant time). A server without a password takes any password for `default`, as Redis'
+/// `nopass` default user does.
+fn credentials_match(settings: &Settings, user: &[u8], password: &[u8]) -> bool {
+    // Check the password even for an unknown user, so both take the same time.
+    let password_ok = settings.security.password_matches(password);
+    user == auth::DEFAULT_USER && password_ok
+}
+
+/// `AUTH [username] password`, as Redis 7's `authCommand`.
+pub(crate) fn auth<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (user, password) = match argv {
+        [_, password] => {
+            if !ctx.settings.security.requires_auth() {
+                return error(out, auth::NO_PASSWORD_SET);
+            }
+            (auth::DEFAULT_USER, *password)
+        }
+        [_, user, password] => (*user, *password),
+        _ => return error(out, SYNTAX),
+    };
+    if credentials_match(ctx.settings, user, password) {
+        *ctx.authenticated = true;
+        ok(out)
+    } else {
+        error(out, auth::WRONGPASS)
+    }
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`, as Redis 7's `helloCommand`:
+/// the version first, then the options, then the credentials, and only then the rule that the
+/// client must be authenticated. This server speaks RESP2 only: version 2 (or none) gets
+/// Redis' handshake reply as a flat array; any other version gets `-NOPROTO`, as Redis
+/// answers versions it does not speak, so clients can fall back to RESP2.
+pub(crate) fn hello<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let args = &argv[1..];
+    if let Some(version) = args.first() {
+        match parse_i64(version) {
+            Some(2) => {}
+            Some(_) => return error(out, "NOPROTO unsupported protocol version"),
+            None => {
+                return error(
+                    out,
+                    "ERR Protocol version is not an integer or out of range",
+                )
+            }
+        }
+    }
+    // Options: AUTH takes two arguments, SETNAME one. Names are not kept.
+    let mut credentials = None;
+    let mut i = 1;
+    while i < args.len() {
+        let option = args[i];
+        let more = args.len() - 1 - i;
+        if is(option, "auth") && more >= 2 {
+            credentials = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if is(option, "setname") && more >= 1 {
+            i += 2;
+        } else {
+            return error_fmt(
+                out,
+                format_args!("ERR Syntax error in HELLO option '{}'", Shown(option)),
+            );
+        }
+    }
+    if let Some((user, password)) = credentials {
+        if !credentials_match(ctx.settings, user, password) {
+            return error(out, auth::WRONGPASS);
+        }
+        *ctx.authenticated = true;
+    }
+    if ctx.settings.security.requires_auth() && !*ctx.authenticated {
+        return error(out, auth::HELLO_NOAUTH);
+    }
+    let client_id = ctx.client_id;
+    out.array_header(14)?;
+    out.bulk(b"server")?;
+    out.bulk(b"redis")?;
+    out.bulk(b"version")?;
+    out.bulk(b"7.0.0")?;
+    out.bulk(b"proto")?;
+    out.integer(2)?;
+    out.bulk(b"id")?;
+    out.integer(client_id.min(i64::MAX as u64) as i64)?;
+    out.bulk(b"mode")?;
+    out.bulk(b"standalone")?;
+    out.bulk(b"role")?;
+    out.bulk(b"master")?;
+    out.bulk(b"modules")?;
+    out.array_header(0)?;
+    Ok(After::Continue)
+}

@@ -1,0 +1,306 @@
+//! The string commands (Redis' `t_string.c`).
+
+use super::expiry::{self, Unit, When};
+use super::{
+    bulk_or_nil, error, integer, is, ok, store_error, After, Context, Reply, ReplyWriter,
+    NOT_INTEGER, SYNTAX,
+};
+use crate::decimal::{parse_i64, Decimal};
+use crate::store::Ttl;
+
+/// `GET key`.
+pub(crate) fn get<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    bulk_or_nil(out, ctx.store.get(argv[1], ctx.clock.now))
+}
+
+/// The options of `SET` and `GETEX`, as Redis' `parseExtendedStringArgumentsOrReply` reads
+/// them: each at most once in a compatible set (the same expiry twice is taken, the last
+/// wins), an expiry needing its value.
+#[derive(Clone, Copy, Default)]
+struct StringOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keep_ttl: bool,
+    persist: bool,
+    expire: Option<When<'a>>,
+}
+
+/// Which command the options are for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Options {
+    Set,
+    GetEx,
+}
+
+impl<'a> StringOptions<'a> {
+    /// Reads `words`; `Err` is a syntax error.
+    fn parse(words: &[&'a [u8]], command: Options) -> Result<Self, ()> {
+        let set = command == Options::Set;
+        let mut o = Self::default();
+        let mut i = 0;
+        while i < words.len() {
+            let word = words[i];
+            let next = words.get(i + 1).copied();
+            let expiry = [
+                ("ex", Unit::Seconds, false),
+                ("px", Unit::Milliseconds, false),
+                ("exat", Unit::Seconds, true),
+                ("pxat", Unit::Milliseconds, true),
+            ]
+            .into_iter()
+            .find(|(name, _, _)| is(word, name));
+            if is(word, "nx") && !o.xx && set {
+                o.nx = true;
+            } else if is(word, "xx") && !o.nx && set {
+                o.xx = true;
+            } else if is(word, "get") && set {
+                o.get = true;
+            } else if is(word, "keepttl") && !o.persist && o.expire.is_none() && set {
+                o.keep_ttl = true;
+            } else if is(word, "persist") && !set && o.expire.is_none() && !o.keep_ttl {
+                o.persist = true;
+            } else if let (Some((_, unit, absolute)), Some(amount)) = (expiry, next) {
+                // Another kind of expiry already given, KEEPTTL or PERSIST: refused.
+                let same_kind = o
+                    .expire
+                    .is_none_or(|e| e.unit == unit && e.absolute == absolute);
+                if o.keep_ttl || o.persist || !same_kind {
+                    return Err(());
+                }
+                o.expire = Some(When {
+                    amount,
+                    unit,
+                    absolute,
+                });
+                i += 1;
+            } else {
+                return Err(());
+            }
+            i += 1;
+        }
+        Ok(o)
+    }
+}
+
+/// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`.
+pub(crate) fn set<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Ok(options) = StringOptions::parse(&argv[3..], Options::Set) else {
+        return error(out, SYNTAX);
+    };
+    let ttl = match options.expire {
+        Some(when) => match expiry::set_deadline(when, ctx.clock) {
+            Ok(at) => Ttl::At(at),
+            Err(refused) => return refused.reply(out, "set"),
+        },
+        None if options.keep_ttl => Ttl::Keep,
+        None => Ttl::Persist,
+    };
+    set_generic(ctx, argv[1], argv[2], ttl, options, out)
+}
+
+/// Redis' `setGenericCommand`: writes unless NX/XX forbid it; replies `+OK`, nil when
+/// forbidden, or with `GET` the old value.
+fn set_generic<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    key: &[u8],
+    value: &[u8],
+    ttl: Ttl,
+    options: StringOptions<'_>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    let exists = ctx.store.contains(key, now);
+    // NX needs the key absent, XX needs it present.
+    let allowed = if exists { !options.nx } else { !options.xx };
+    if options.get {
+        // Check the write can succeed before replying with the old value.
+        if allowed {
+            if let Err(e) = ctx.store.check_set(key, value, ttl, now) {
+                return store_error(ctx, out, e);
+            }
+        }
+        bulk_or_nil(out, ctx.store.get(key, now))?;
+        if allowed {
+            // Cannot fail: checked above, and the reply is already written.
+            let _ = ctx.store.set(key, value, ttl, now);
+        }
+        Ok(After::Continue)
+    } else if allowed {
+        store_reply(ctx, out, key, value, ttl)
+    } else {
+        bulk_or_nil(out, None)
+    }
+}
+
+/// Writes `key = value` and replies `+OK`, or the error that refused it.
+fn store_reply<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    value: &[u8],
+    ttl: Ttl,
+) -> Reply {
+    match ctx.store.set(key, value, ttl, ctx.clock.now) {
+        Ok(()) => ok(out),
+        Err(e) => store_error(ctx, out, e),
+    }
+}
+
+/// `SETEX key seconds value`, `PSETEX key ms value`.
+fn setex_generic<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    unit: Unit,
+    command: &str,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let when = When {
+        amount: argv[2],
+        unit,
+        absolute: false,
+    };
+    match expiry::set_deadline(when, ctx.clock) {
+        Ok(at) => store_reply(ctx, out, argv[1], argv[3], Ttl::At(at)),
+        Err(refused) => refused.reply(out, command),
+    }
+}
+
+/// `SETEX key seconds value`.
+pub(crate) fn setex<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    setex_generic(ctx, argv, Unit::Seconds, "setex", out)
+}
+
+/// `PSETEX key ms value`.
+pub(crate) fn psetex<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    setex_generic(ctx, argv, Unit::Milliseconds, "psetex", out)
+}
+
+/// `GETDEL key`.
+pub(crate) fn getdel<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    bulk_or_nil(out, ctx.store.get(argv[1], now))?;
+    ctx.store.delete(argv[1], now);
+    Ok(After::Continue)
+}
+
+/// `GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]`: as Redis' `getexCommand`, a missing key
+/// answers nil before the time is looked at.
+pub(crate) fn getex<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Ok(options) = StringOptions::parse(&argv[2..], Options::GetEx) else {
+        return error(out, SYNTAX);
+    };
+    let (key, now) = (argv[1], ctx.clock.now);
+    if !ctx.store.contains(key, now) {
+        return bulk_or_nil(out, None);
+    }
+    let deadline = match options
+        .expire
+        .map(|when| expiry::set_deadline(when, ctx.clock))
+    {
+        Some(Err(refused)) => return refused.reply(out, "getex"),
+        Some(Ok(at)) => Some(at),
+        None => None,
+    };
+    bulk_or_nil(out, ctx.store.get(key, now))?;
+    if let Some(at) = deadline {
+        ctx.store.set_deadline(key, Some(at), now);
+    } else if options.persist {
+        ctx.store.set_deadline(key, None, now);
+    }
+    Ok(After::Continue)
+}
+
+/// Adds `by` to the integer at `key` (0 if missing), keeping its TTL (Redis'
+/// `incrDecrCommand`).
+fn incr_by<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    key: &[u8],
+    by: i64,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    let current = match ctx.store.get(key, now) {
+        None => 0,
+        Some(value) => match parse_i64(value) {
+            Some(n) => n,
+            None => return error(out, NOT_INTEGER),
+        },
+    };
+    let Some(next) = current.checked_add(by) else {
+        return error(out, "ERR increment or decrement would overflow");
+    };
+    let text = Decimal::signed(next);
+    match ctx.store.set(key, text.as_bytes(), Ttl::Keep, now) {
+        Ok(()) => integer(out, next),
+        Err(e) => store_error(ctx, out, e),
+    }
+}
+
+/// `INCR key`.
+pub(crate) fn incr<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    incr_by(ctx, argv[1], 1, out)
+}
+
+/// `DECR key`.
+pub(crate) fn decr<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    incr_by(ctx, argv[1], -1, out)
+}
+
+/// `INCRBY key increment`.
+pub(crate) fn incrby<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    match parse_i64(argv[2]) {
+        Some(by) => incr_by(ctx, argv[1], by, out),
+        None => error(out, NOT_INTEGER),
+    }
+}
+
+/// `DECRBY key decrement`.
+pub(crate) fn decrby<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    match parse_i64(argv[2]).map(i64::checked_neg) {
+        Some(Some(by)) => incr_by(ctx, argv[1], by, out),
+        // Redis 7 (`decrbyCommand`) has its own text for negating i64::MIN.
+        Some(None) => error(out, "ERR decrement would overflow"),
+        None => error(out, NOT_INTEGER),
+    }
+}

@@ -1,0 +1,1194 @@
+//! The command table: one row per command, as Redis' `struct redisCommand` (`server.h`) and
+//! `commands/*.json`, and the `COMMAND` listings generated from it.
+//!
+//! A row holds the name, the arity (positive: exactly that many words with the name; negative:
+//! at least that many), the flags and ACL categories Redis gives the command, its key positions
+//! (the legacy first/last/step and the key specs), its tips, its subcommands, and its handler.
+//! Flags, categories, tips and key specs were taken from redis-server 7.0.15's `COMMAND INFO`,
+//! so `COMMAND INFO get` answers what Redis answers; the differential test checks it.
+
+use super::{config, keys, server, strings, After, Context, Reply, ReplyWriter, WriteFull};
+
+/// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
+/// arity is already checked.
+pub(crate) type Handler<const K: usize, const B: usize> =
+    fn(&mut Context<'_, K, B>, &[&[u8]], &mut ReplyWriter<'_>) -> Reply;
+
+/// Command flags: those of Redis' flags that commands here carry, in the order `COMMAND INFO`
+/// lists them (Redis' `addReplyCommandFlags`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flags(u16);
+
+impl Flags {
+    pub(crate) const NONE: Self = Self(0);
+    pub(crate) const WRITE: Self = Self(1 << 0);
+    pub(crate) const READONLY: Self = Self(1 << 1);
+    pub(crate) const DENYOOM: Self = Self(1 << 2);
+    pub(crate) const ADMIN: Self = Self(1 << 3);
+    pub(crate) const PUBSUB: Self = Self(1 << 4);
+    pub(crate) const NOSCRIPT: Self = Self(1 << 5);
+    pub(crate) const BLOCKING: Self = Self(1 << 6);
+    pub(crate) const LOADING: Self = Self(1 << 7);
+    pub(crate) const STALE: Self = Self(1 << 8);
+    pub(crate) const FAST: Self = Self(1 << 9);
+    /// Served before the client authenticates (`AUTH`, `HELLO`, `QUIT`).
+    pub(crate) const NO_AUTH: Self = Self(1 << 10);
+    pub(crate) const ALLOW_BUSY: Self = Self(1 << 12);
+
+    const NAMES: [&'static str; 13] = [
+        "write",
+        "readonly",
+        "denyoom",
+        "admin",
+        "pubsub",
+        "noscript",
+        "blocking",
+        "loading",
+        "stale",
+        "fast",
+        "no_auth",
+        "no_multi",
+        "allow_busy",
+    ];
+
+    pub(crate) const fn has(self, flag: Self) -> bool {
+        self.0 & flag.0 == flag.0
+    }
+}
+
+/// ACL categories, in the order Redis lists them (`ACLCommandCategories` in `acl.c`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Categories(u32);
+
+impl Categories {
+    const READ: u32 = 1 << 1;
+    const WRITE: u32 = 1 << 2;
+    const PUBSUB: u32 = 1 << 12;
+    const ADMIN: u32 = 1 << 13;
+    const FAST: u32 = 1 << 14;
+    const SLOW: u32 = 1 << 15;
+    const BLOCKING: u32 = 1 << 16;
+    const DANGEROUS: u32 = 1 << 17;
+
+    const NAMES: [&'static str; 20] = [
+        "@keyspace",
+        "@read",
+        "@write",
+        "@set",
+        "@sortedset",
+        "@list",
+        "@hash",
+        "@string",
+        "@bitmap",
+        "@hyperloglog",
+        "@geo",
+        "@stream",
+        "@pubsub",
+        "@admin",
+        "@fast",
+        "@slow",
+        "@blocking",
+        "@dangerous",
+        "@connection",
+        "@transaction",
+    ];
+}
+
+/// The ACL categories Redis' JSON names for a command; the rest follow from its flags, as
+/// Redis' `setImplicitACLCategories` derives them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Acl(u8);
+
+impl Acl {
+    pub(crate) const NONE: Self = Self(0);
+    pub(crate) const KEYSPACE: Self = Self(1 << 0);
+    pub(crate) const STRING: Self = Self(1 << 1);
+    pub(crate) const DANGEROUS: Self = Self(1 << 3);
+    pub(crate) const CONNECTION: Self = Self(1 << 4);
+
+    /// Each bit's place in [`Categories`].
+    const PLACES: [u32; 6] = [0, 7, 8, 17, 18, 19];
+
+    /// These categories and those Redis derives from `flags`.
+    fn with_implicit(self, flags: Flags) -> Categories {
+        let mut bits = 0;
+        for (bit, place) in Self::PLACES.iter().enumerate() {
+            if self.0 & (1 << bit) != 0 {
+                bits |= 1 << place;
+            }
+        }
+        let implied = [
+            (Flags::WRITE, Categories::WRITE),
+            (Flags::READONLY, Categories::READ),
+            (Flags::ADMIN, Categories::ADMIN | Categories::DANGEROUS),
+            (Flags::PUBSUB, Categories::PUBSUB),
+            (Flags::FAST, Categories::FAST),
+            (Flags::BLOCKING, Categories::BLOCKING),
+        ];
+        for (flag, categories) in implied {
+            if flags.has(flag) {
+                bits |= categories;
+            }
+        }
+        if bits & Categories::FAST == 0 {
+            bits |= Categories::SLOW;
+        }
+        Categories(bits)
+    }
+}
+
+/// Key-spec flags, in the order `COMMAND INFO` lists them (Redis' `addReplyFlagsForKeyArgs`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeyFlags(u16);
+
+impl KeyFlags {
+    pub(crate) const RO: Self = Self(1 << 0);
+    pub(crate) const RW: Self = Self(1 << 1);
+    pub(crate) const OW: Self = Self(1 << 2);
+    pub(crate) const RM: Self = Self(1 << 3);
+    pub(crate) const ACCESS: Self = Self(1 << 4);
+    pub(crate) const UPDATE: Self = Self(1 << 5);
+    pub(crate) const DELETE: Self = Self(1 << 7);
+    pub(crate) const VARIABLE_FLAGS: Self = Self(1 << 10);
+
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
+    const NAMES: [&'static str; 11] = [
+        "RO",
+        "RW",
+        "OW",
+        "RM",
+        "access",
+        "update",
+        "insert",
+        "delete",
+        "not_key",
+        "incomplete",
+        "variable_flags",
+    ];
+}
+
+/// Where a command's keys are (Redis 7 key specs): from argument `index`, a range up to
+/// `last` (negative: from the end) in steps of `step`. Every command here finds its keys by
+/// index and range.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
+pub(crate) struct KeySpec {
+    notes: &'static str,
+    flags: KeyFlags,
+    index: u8,
+    last: i8,
+    step: u8,
+}
+
+impl KeySpec {
+    pub(crate) const fn new(flags: KeyFlags, index: u8, last: i8, step: u8) -> Self {
+        Self {
+            notes: "",
+            flags,
+            index,
+            last,
+            step,
+        }
+    }
+
+    pub(crate) const fn notes(mut self, notes: &'static str) -> Self {
+        self.notes = notes;
+        self
+    }
+}
+
+/// The documentation group (`COMMAND DOCS`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Group {
+    Generic,
+    String,
+    Connection,
+    Server,
+}
+
+impl Group {
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Generic => "generic",
+            Self::String => "string",
+            Self::Connection => "connection",
+            Self::Server => "server",
+        }
+    }
+}
+
+/// One row of the table.
+pub(crate) struct Command<const K: usize, const B: usize> {
+    /// The full name in lower case: `get`, or `config|get` for a subcommand.
+    pub(crate) name: &'static str,
+    /// Words with the name (and subcommand): exactly this many if positive, at least `-arity`
+    /// if negative.
+    pub(crate) arity: i8,
+    pub(crate) flags: Flags,
+    acl: Acl,
+    group: Group,
+    /// Legacy key positions: first, last (negative: from the end), step. `0, 0, 0`: none.
+    keys: [i8; 3],
+    /// Redis' command tips (kept with the `command-docs` feature).
+    #[cfg(feature = "command-docs")]
+    tips: &'static [&'static str],
+    /// Redis 7 key specs (kept with the `command-docs` feature).
+    #[cfg(feature = "command-docs")]
+    specs: &'static [KeySpec],
+    subcommands: &'static [Command<K, B>],
+    pub(crate) handler: Handler<K, B>,
+}
+
+/// A row with no keys, tips or subcommands.
+const fn row<const K: usize, const B: usize>(
+    name: &'static str,
+    arity: i8,
+    flags: Flags,
+    acl: Acl,
+    group: Group,
+    handler: Handler<K, B>,
+) -> Command<K, B> {
+    Command {
+        name,
+        arity,
+        flags,
+        acl,
+        group,
+        keys: [0; 3],
+        #[cfg(feature = "command-docs")]
+        tips: &[],
+        #[cfg(feature = "command-docs")]
+        specs: &[],
+        subcommands: &[],
+        handler,
+    }
+}
+
+impl<const K: usize, const B: usize> Command<K, B> {
+    const fn keys(mut self, first: i8, last: i8, step: i8) -> Self {
+        self.keys = [first, last, step];
+        self
+    }
+
+    /// Sets the tips; without the `command-docs` feature they are not kept.
+    #[cfg_attr(not(feature = "command-docs"), allow(unused_mut, unused_variables))]
+    const fn tips(mut self, tips: &'static [&'static str]) -> Self {
+        #[cfg(feature = "command-docs")]
+        {
+            self.tips = tips;
+        }
+        self
+    }
+
+    /// Sets the key specs; without the `command-docs` feature they are not kept.
+    #[cfg_attr(not(feature = "command-docs"), allow(unused_mut, unused_variables))]
+    const fn specs(mut self, specs: &'static [KeySpec]) -> Self {
+        #[cfg(feature = "command-docs")]
+        {
+            self.specs = specs;
+        }
+        self
+    }
+
+    const fn subcommands(mut self, subcommands: &'static [Self]) -> Self {
+        self.subcommands = subcommands;
+        self
+    }
+
+    /// Whether `words` words (name included) suit the arity (Redis' `commandCheckArity`).
+    pub(crate) fn arity_allows(&self, words: usize) -> bool {
+        let arity = isize::from(self.arity);
+        let words = words as isize;
+        if arity >= 0 {
+            words == arity
+        } else {
+            words >= -arity
+        }
+    }
+
+    /// The name a subcommand is looked up by (`get` of `config|get`).
+    fn short_name(&self) -> &'static str {
+        match self.name.split_once('|') {
+            Some((_, sub)) => sub,
+            None => self.name,
+        }
+    }
+}
+
+use Acl as A;
+use Flags as F;
+use Group as G;
+use KeyFlags as KF;
+
+/// Key specs of commands whose one key is their first argument.
+const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 0, 1)];
+const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::new(KF::RW.or(KF::UPDATE), 1, 0, 1)];
+const KEY_RW_ACCESS_UPDATE: &[KeySpec] =
+    &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)];
+const KEY_OW_UPDATE: &[KeySpec] = &[KeySpec::new(KF::OW.or(KF::UPDATE), 1, 0, 1)];
+const KEY_RW_ACCESS_DELETE: &[KeySpec] =
+    &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1)];
+
+/// The table. An associated constant, because the handlers are generic over the store's
+/// capacities; each build has one store type, so one table.
+pub(crate) struct Table<const K: usize, const B: usize>;
+
+impl<const K: usize, const B: usize> Table<K, B> {
+    /// Every command, in the order `COMMAND` lists them.
+    pub(crate) const ROWS: &'static [Command<K, B>] = &[
+        // Strings.
+        row(
+            "get",
+            2,
+            F::READONLY.or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::get,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RO_ACCESS),
+        row(
+            "set",
+            -3,
+            F::WRITE.or(F::DENYOOM),
+            A::STRING,
+            G::String,
+            strings::set,
+        )
+        .keys(1, 1, 1)
+        .specs(&[KeySpec::new(
+            KF::RW.or(KF::ACCESS).or(KF::UPDATE).or(KF::VARIABLE_FLAGS),
+            1,
+            0,
+            1,
+        )
+        .notes("RW and ACCESS due to the optional `GET` argument")]),
+        row(
+            "setex",
+            4,
+            F::WRITE.or(F::DENYOOM),
+            A::STRING,
+            G::String,
+            strings::setex,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_OW_UPDATE),
+        row(
+            "psetex",
+            4,
+            F::WRITE.or(F::DENYOOM),
+            A::STRING,
+            G::String,
+            strings::psetex,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_OW_UPDATE),
+        row(
+            "getdel",
+            2,
+            F::WRITE.or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::getdel,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_ACCESS_DELETE),
+        row(
+            "getex",
+            -2,
+            F::WRITE.or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::getex,
+        )
+        .keys(1, 1, 1)
+        .specs(
+            &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)
+                .notes("RW and UPDATE because it changes the TTL")],
+        ),
+        row(
+            "incr",
+            2,
+            F::WRITE.or(F::DENYOOM).or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::incr,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_ACCESS_UPDATE),
+        row(
+            "decr",
+            2,
+            F::WRITE.or(F::DENYOOM).or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::decr,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_ACCESS_UPDATE),
+        row(
+            "incrby",
+            3,
+            F::WRITE.or(F::DENYOOM).or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::incrby,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_ACCESS_UPDATE),
+        row(
+            "decrby",
+            3,
+            F::WRITE.or(F::DENYOOM).or(F::FAST),
+            A::STRING,
+            G::String,
+            strings::decrby,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_ACCESS_UPDATE),
+        // Keys.
+        row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del)
+            .keys(1, -1, 1)
+            .tips(MULTI_SHARD_SUM)
+            .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
+        row(
+            "unlink",
+            -2,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::del,
+        )
+        .keys(1, -1, 1)
+        .tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
+        row(
+            "exists",
+            -2,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::exists,
+        )
+        .keys(1, -1, 1)
+        .tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+        row(
+            "expire",
+            -3,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::expire,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_UPDATE),
+        row(
+            "pexpire",
+            -3,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::pexpire,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_UPDATE),
+        row(
+            "expireat",
+            -3,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::expireat,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_UPDATE),
+        row(
+            "pexpireat",
+            -3,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::pexpireat,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_UPDATE),
+        row(
+            "ttl",
+            2,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::ttl,
+        )
+        .keys(1, 1, 1)
+        .tips(&["nondeterministic_output"])
+        .specs(KEY_RO_ACCESS),
+        row(
+            "pttl",
+            2,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::pttl,
+        )
+        .keys(1, 1, 1)
+        .tips(&["nondeterministic_output"])
+        .specs(KEY_RO_ACCESS),
+        row(
+            "expiretime",
+            2,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::expiretime,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RO_ACCESS),
+        row(
+            "pexpiretime",
+            2,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::pexpiretime,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RO_ACCESS),
+        row(
+            "persist",
+            2,
+            F::WRITE.or(F::FAST),
+            A::KEYSPACE,
+            G::Generic,
+            keys::persist,
+        )
+        .keys(1, 1, 1)
+        .specs(KEY_RW_UPDATE),
+        // Server.
+        row(
+            "dbsize",
+            1,
+            F::READONLY.or(F::FAST),
+            A::KEYSPACE,
+            G::Server,
+            server::dbsize,
+        )
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
+        row(
+            "flushall",
+            -1,
+            F::WRITE,
+            A::KEYSPACE.or(A::DANGEROUS),
+            G::Server,
+            server::flush,
+        )
+        .tips(ALL_SHARDS_SUCCEEDED),
+        row(
+            "flushdb",
+            -1,
+            F::WRITE,
+            A::KEYSPACE.or(A::DANGEROUS),
+            G::Server,
+            server::flush,
+        )
+        .tips(ALL_SHARDS_SUCCEEDED),
+        row(
+            "info",
+            -1,
+            F::LOADING.or(F::STALE),
+            A::DANGEROUS,
+            G::Server,
+            server::info,
+        )
+        .tips(&[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ]),
+        row("config", -2, F::NONE, A::NONE, G::Server, help).subcommands(Self::CONFIG),
+        row(
+            "command",
+            -1,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            command_list,
+        )
+        .tips(&["nondeterministic_output_order"])
+        .subcommands(Self::COMMAND),
+        // Connection.
+        row(
+            "select",
+            2,
+            LOADING_STALE.or(F::FAST),
+            A::CONNECTION,
+            G::Connection,
+            server::select,
+        ),
+        row("client", -2, F::NONE, A::NONE, G::Connection, help).subcommands(Self::CLIENT),
+        row(
+            "auth",
+            -2,
+            NO_AUTH,
+            A::CONNECTION,
+            G::Connection,
+            server::auth,
+        ),
+        row(
+            "hello",
+            -1,
+            NO_AUTH,
+            A::CONNECTION,
+            G::Connection,
+            server::hello,
+        ),
+        row(
+            "ping",
+            -1,
+            F::FAST,
+            A::CONNECTION,
+            G::Connection,
+            server::ping,
+        )
+        .tips(ALL_SHARDS_SUCCEEDED),
+        row(
+            "echo",
+            2,
+            LOADING_STALE.or(F::FAST),
+            A::CONNECTION,
+            G::Connection,
+            server::echo,
+        ),
+        row(
+            "quit",
+            -1,
+            NO_AUTH,
+            A::CONNECTION,
+            G::Connection,
+            server::quit,
+        ),
+    ];
+
+    const CONFIG: &'static [Command<K, B>] = &[
+        row("config|help", 2, LOADING_STALE, A::NONE, G::Server, help),
+        row(
+            "config|rewrite",
+            2,
+            ADMIN_CONFIG,
+            A::NONE,
+            G::Server,
+            config::rewrite,
+        ),
+        row(
+            "config|resetstat",
+            2,
+            ADMIN_CONFIG,
+            A::NONE,
+            G::Server,
+            config::resetstat,
+        ),
+        row(
+            "config|get",
+            -3,
+            ADMIN_CONFIG,
+            A::NONE,
+            G::Server,
+            config::get,
+        ),
+        row(
+            "config|set",
+            -4,
+            ADMIN_CONFIG,
+            A::NONE,
+            G::Server,
+            config::set,
+        )
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    ];
+
+    const COMMAND: &'static [Command<K, B>] = &[
+        row(
+            "command|list",
+            -2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            command_list_names,
+        )
+        .tips(&["nondeterministic_output_order"]),
+        row(
+            "command|info",
+            -2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            command_info,
+        )
+        .tips(&["nondeterministic_output_order"]),
+        row(
+            "command|count",
+            2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            command_count,
+        ),
+        row(
+            "command|help",
+            2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            help,
+        ),
+        row(
+            "command|docs",
+            -2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Server,
+            command_docs,
+        )
+        .tips(&["nondeterministic_output_order"]),
+    ];
+
+    const CLIENT: &'static [Command<K, B>] = &[
+        row(
+            "client|setname",
+            3,
+            CLIENT_FLAGS,
+            A::CONNECTION,
+            G::Connection,
+            server::client_setinfo,
+        ),
+        row(
+            "client|help",
+            2,
+            LOADING_STALE,
+            A::CONNECTION,
+            G::Connection,
+            help,
+        ),
+        row(
+            "client|id",
+            2,
+            CLIENT_FLAGS,
+            A::CONNECTION,
+            G::Connection,
+            server::client_id,
+        ),
+        // Redis 7.2's: client libraries send it on connecting.
+        row(
+            "client|setinfo",
+            -4,
+            CLIENT_FLAGS,
+            A::CONNECTION,
+            G::Connection,
+            server::client_setinfo,
+        ),
+    ];
+}
+
+const LOADING_STALE: Flags = F::LOADING.or(F::STALE);
+const ADMIN_CONFIG: Flags = F::ADMIN.or(F::NOSCRIPT).or(LOADING_STALE);
+const CLIENT_FLAGS: Flags = F::NOSCRIPT.or(LOADING_STALE);
+const NO_AUTH: Flags = F::NOSCRIPT
+    .or(LOADING_STALE)
+    .or(F::FAST)
+    .or(F::NO_AUTH)
+    .or(F::ALLOW_BUSY);
+const MULTI_SHARD_SUM: &[&str] = &["request_policy:multi_shard", "response_policy:agg_sum"];
+const ALL_SHARDS_SUCCEEDED: &[&str] =
+    &["request_policy:all_shards", "response_policy:all_succeeded"];
+
+impl Flags {
+    pub(crate) const fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+impl Acl {
+    pub(crate) const fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+impl KeyFlags {
+    pub(crate) const fn or(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+/// Why a command was not found.
+pub(crate) enum Unknown {
+    /// No such command.
+    Command,
+    /// The command has subcommands, and not this one.
+    Subcommand,
+}
+
+/// The row for `argv`: the command, or its subcommand when it has subcommands and `argv` names
+/// one (a container alone, as `CONFIG`, is its own row, whose arity then refuses it).
+pub(crate) fn lookup<const K: usize, const B: usize>(
+    argv: &[&[u8]],
+) -> Result<&'static Command<K, B>, Unknown> {
+    let name = argv.first().copied().unwrap_or_default();
+    let command = find(Table::<K, B>::ROWS, name).ok_or(Unknown::Command)?;
+    match argv.get(1) {
+        Some(sub) if !command.subcommands.is_empty() => {
+            find(command.subcommands, sub).ok_or(Unknown::Subcommand)
+        }
+        _ => Ok(command),
+    }
+}
+
+fn find<'t, const K: usize, const B: usize>(
+    rows: &'t [Command<K, B>],
+    name: &[u8],
+) -> Option<&'t Command<K, B>> {
+    rows.iter()
+        .find(|row| row.short_name().as_bytes().eq_ignore_ascii_case(name))
+}
+
+/// A full name (`get`, `config|get`), as `COMMAND INFO` and `COMMAND DOCS` take them.
+fn find_full<const K: usize, const B: usize>(name: &[u8]) -> Option<&'static Command<K, B>> {
+    let (parent, sub) = match name.iter().position(|&b| b == b'|') {
+        Some(at) => (&name[..at], Some(&name[at + 1..])),
+        None => (name, None),
+    };
+    let command = find(Table::<K, B>::ROWS, parent)?;
+    match sub {
+        Some(sub) => find(command.subcommands, sub),
+        None => Some(command),
+    }
+}
+
+/// A listing that may be longer than the reply buffer, and where it goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Continuation {
+    listing: Listing,
+    /// The next row to write.
+    next: u16,
+}
+
+/// What a long listing lists, for every command in the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+enum Listing {
+    /// `COMMAND`, `COMMAND INFO`: each command's details.
+    Info,
+    /// `COMMAND DOCS`: each command's name and documentation.
+    Docs,
+    /// `COMMAND LIST`: names, with subcommands.
+    Names,
+}
+
+/// Writes rows of a listing from `from` while they fit; the rest waits for [`resume`].
+fn write_listing<const K: usize, const B: usize>(
+    listing: Listing,
+    from: usize,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    for (at, command) in Table::<K, B>::ROWS.iter().enumerate().skip(from) {
+        let mark = out.len();
+        let written = match listing {
+            Listing::Info => write_info(command, out),
+            Listing::Docs => write_docs(command, out),
+            Listing::Names => write_names(command, out),
+        };
+        if written.is_err() {
+            out.truncate(mark);
+            if at == from && mark == 0 {
+                return Err(WriteFull); // one row larger than the whole buffer
+            }
+            return Ok(After::More(Continuation {
+                listing,
+                next: at as u16,
+            }));
+        }
+    }
+    Ok(After::Continue)
+}
+
+/// Goes on with a listing.
+pub(crate) fn resume<const K: usize, const B: usize>(
+    more: Continuation,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    write_listing::<K, B>(more.listing, usize::from(more.next), out)
+}
+
+/// `COMMAND`: every command's details.
+fn command_list<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    out.array_header(Table::<K, B>::ROWS.len())?;
+    write_listing::<K, B>(Listing::Info, 0, out)
+}
+
+/// `COMMAND COUNT`: the table's rows.
+fn command_count<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    super::integer(out, Table::<K, B>::ROWS.len() as i64)
+}
+
+/// `COMMAND LIST`: every name, with subcommands (`config|get`). Redis' `FILTERBY` is not
+/// taken.
+fn command_list_names<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if argv.len() > 2 {
+        return super::error(out, super::SYNTAX);
+    }
+    let count: usize = Table::<K, B>::ROWS
+        .iter()
+        .map(|c| 1 + c.subcommands.len())
+        .sum();
+    out.array_header(count)?;
+    write_listing::<K, B>(Listing::Names, 0, out)
+}
+
+/// `COMMAND INFO [name …]`: the named commands' details (nil for unknown names), or every
+/// command's.
+fn command_info<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let names = &argv[2..];
+    if names.is_empty() {
+        out.array_header(Table::<K, B>::ROWS.len())?;
+        return write_listing::<K, B>(Listing::Info, 0, out);
+    }
+    out.array_header(names.len())?;
+    for name in names {
+        match find_full::<K, B>(name) {
+            Some(command) => write_info(command, out)?,
+            None => out.null_array()?,
+        }
+    }
+    Ok(After::Continue)
+}
+
+/// `COMMAND DOCS [name …]`: a map of the named (known) commands to their documentation, or
+/// every command's.
+fn command_docs<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let names = &argv[2..];
+    if names.is_empty() {
+        out.array_header(Table::<K, B>::ROWS.len() * 2)?;
+        return write_listing::<K, B>(Listing::Docs, 0, out);
+    }
+    let known = || names.iter().filter_map(|name| find_full::<K, B>(name));
+    out.array_header(known().count() * 2)?;
+    for command in known() {
+        write_docs(command, out)?;
+    }
+    Ok(After::Continue)
+}
+
+/// `<COMMAND> HELP`: the subcommands, from the table.
+fn help<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Ok(command) = lookup::<K, B>(&argv[..1]) else {
+        return Ok(After::Continue);
+    };
+    out.array_header(1 + command.subcommands.len())?;
+    let mut line: heapless::String<64> = heapless::String::new();
+    let _ = core::fmt::write(
+        &mut line,
+        format_args!(
+            "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            super::Upper(command.name.as_bytes())
+        ),
+    );
+    out.simple(&line)?;
+    for sub in command.subcommands {
+        line.clear();
+        let _ = core::fmt::write(
+            &mut line,
+            format_args!("{}", super::Upper(sub.short_name().as_bytes())),
+        );
+        out.simple(&line)?;
+    }
+    Ok(After::Continue)
+}
+
+/// Writes the names of set bits as simple strings, in bit order.
+fn write_bit_names(bits: u32, names: &[&str], out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
+    out.array_header(bits.count_ones() as usize)?;
+    for (bit, name) in names.iter().enumerate() {
+        if bits & (1 << bit) != 0 {
+            out.simple(name)?;
+        }
+    }
+    Ok(())
+}
+
+/// One command's `COMMAND INFO` entry, as Redis 7's `addReplyCommandInfo`.
+fn write_info<const K: usize, const B: usize>(
+    command: &Command<K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), WriteFull> {
+    out.array_header(10)?;
+    out.bulk(command.name.as_bytes())?;
+    out.integer(i64::from(command.arity))?;
+    write_bit_names(u32::from(command.flags.0), &Flags::NAMES, out)?;
+    for position in command.keys {
+        out.integer(i64::from(position))?;
+    }
+    write_bit_names(
+        command.acl.with_implicit(command.flags).0,
+        &Categories::NAMES,
+        out,
+    )?;
+    #[cfg(feature = "command-docs")]
+    write_docs_info(command, out)?;
+    #[cfg(not(feature = "command-docs"))]
+    {
+        out.array_header(0)?; // tips
+        out.array_header(0)?; // key specs
+    }
+    out.array_header(command.subcommands.len())?;
+    for sub in command.subcommands {
+        write_info(sub, out)?;
+    }
+    Ok(())
+}
+
+/// A command's tips and key specs, as Redis 7's `addReplyCommandInfo` lists them.
+#[cfg(feature = "command-docs")]
+fn write_docs_info<const K: usize, const B: usize>(
+    command: &Command<K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), WriteFull> {
+    out.array_header(command.tips.len())?;
+    for tip in command.tips {
+        out.bulk(tip.as_bytes())?;
+    }
+    out.array_header(command.specs.len())?;
+    for spec in command.specs {
+        let notes = !spec.notes.is_empty();
+        out.array_header(if notes { 8 } else { 6 })?;
+        if notes {
+            out.bulk(b"notes")?;
+            out.bulk(spec.notes.as_bytes())?;
+        }
+        out.bulk(b"flags")?;
+        write_bit_names(u32::from(spec.flags.0), &KeyFlags::NAMES, out)?;
+        out.bulk(b"begin_search")?;
+        out.array_header(4)?;
+        out.bulk(b"type")?;
+        out.bulk(b"index")?;
+        out.bulk(b"spec")?;
+        out.array_header(2)?;
+        out.bulk(b"index")?;
+        out.integer(i64::from(spec.index))?;
+        out.bulk(b"find_keys")?;
+        out.array_header(4)?;
+        out.bulk(b"type")?;
+        out.bulk(b"range")?;
+        out.bulk(b"spec")?;
+        out.array_header(6)?;
+        out.bulk(b"lastkey")?;
+        out.integer(i64::from(spec.last))?;
+        out.bulk(b"keystep")?;
+        out.integer(i64::from(spec.step))?;
+        out.bulk(b"limit")?;
+        out.integer(0)?;
+    }
+    Ok(())
+}
+
+/// One command's `COMMAND DOCS` entry: its name and a map of what this server documents (the
+/// group; summaries and argument lists are not kept, to save flash).
+fn write_docs<const K: usize, const B: usize>(
+    command: &Command<K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), WriteFull> {
+    out.bulk(command.name.as_bytes())?;
+    let subs = !command.subcommands.is_empty();
+    out.array_header(if subs { 4 } else { 2 })?;
+    out.bulk(b"group")?;
+    out.bulk(command.group.name().as_bytes())?;
+    if subs {
+        out.bulk(b"subcommands")?;
+        out.array_header(command.subcommands.len() * 2)?;
+        for sub in command.subcommands {
+            write_docs(sub, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// A command's name and its subcommands' (`COMMAND LIST`).
+fn write_names<const K: usize, const B: usize>(
+    command: &Command<K, B>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), WriteFull> {
+    out.bulk(command.name.as_bytes())?;
+    for sub in command.subcommands {
+        out.bulk(sub.name.as_bytes())?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Rows = Table<4, 256>;
+
+    #[test]
+    fn names_are_unique_lowercase_and_subcommands_prefixed() {
+        let rows = Rows::ROWS;
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(row.name, row.name.to_ascii_lowercase());
+            assert!(!row.name.contains('|'), "{}", row.name);
+            assert!(
+                rows[i + 1..].iter().all(|other| other.name != row.name),
+                "{} twice",
+                row.name
+            );
+            for sub in row.subcommands {
+                assert_eq!(sub.name.split_once('|').map(|(p, _)| p), Some(row.name));
+            }
+        }
+    }
+
+    #[test]
+    fn arity_follows_redis_sign_convention() {
+        let get = find_full::<4, 256>(b"get").unwrap();
+        assert!(!get.arity_allows(1) && get.arity_allows(2) && !get.arity_allows(3));
+        let set = find_full::<4, 256>(b"set").unwrap();
+        assert!(!set.arity_allows(2) && set.arity_allows(3) && set.arity_allows(9));
+    }
+
+    #[test]
+    fn implicit_acl_categories_follow_flags() {
+        let get = find_full::<4, 256>(b"get").unwrap();
+        let acl = get.acl.with_implicit(get.flags);
+        assert_eq!(acl.0, Categories::READ | (1 << 7) | Categories::FAST);
+        let info = find_full::<4, 256>(b"config|get").unwrap();
+        let acl = info.acl.with_implicit(info.flags);
+        assert_eq!(
+            acl.0,
+            Categories::ADMIN | Categories::SLOW | Categories::DANGEROUS
+        );
+    }
+}
