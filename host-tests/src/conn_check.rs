@@ -91,6 +91,7 @@ const REFUSAL: &str = "ERR max number of clients reached";
 /// Every command the server knows. A name missing here that the server answers with anything
 /// but `ERR unknown command` fails the check with a message saying to add it.
 const KNOWN: &[&str] = &[
+    "auth",
     "client",
     "command",
     "config",
@@ -127,8 +128,10 @@ const KNOWN: &[&str] = &[
     "unlink",
 ];
 
-/// Known commands that change no key (their replies are not modelled).
+/// Known commands that change no key (their replies are not modelled). (`AUTH` changes only
+/// its own connection, and the simulation sets no password.)
 const READ_ONLY: &[&str] = &[
+    "auth",
     "client",
     "command",
     "dbsize",
@@ -943,10 +946,15 @@ impl ConnRun {
             "del" | "unlink" => arity(false, Expect::Any),
             "incr" if n == 1 => self.incr(&rest[0]),
             "incr" => arity(false, Expect::Any),
-            "flushall" | "flushdb" if n <= 1 => {
-                let mode_ok = rest.first().is_none_or(|mode| {
-                    mode.eq_ignore_ascii_case(b"sync") || mode.eq_ignore_ascii_case(b"async")
-                });
+            // As in Redis: any number of arguments; one may be SYNC or ASYNC.
+            "flushall" | "flushdb" => {
+                let mode_ok = match rest {
+                    [] => true,
+                    [mode] => {
+                        mode.eq_ignore_ascii_case(b"sync") || mode.eq_ignore_ascii_case(b"async")
+                    }
+                    _ => false,
+                };
                 if mode_ok {
                     self.seen.flushes += 1;
                     self.keys = Keyspace::default();
@@ -955,7 +963,6 @@ impl ConnRun {
                     exact(Reply::error(SYNTAX))
                 }
             }
-            "flushall" | "flushdb" => arity(false, Expect::Any),
             "config" => {
                 if rest
                     .first()
