@@ -25,7 +25,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 /// Sequences of the small store when `STORE_MODEL_CASES` is not set.
-const DEFAULT_CASES: usize = 3_000;
+const DEFAULT_CASES: usize = 2_000;
 /// Every case seed derives from this, the shape and the case number.
 const BASE_SEED: u64 = 0x5707_e0de_1c0f_fee7;
 /// Keys and bytes of the large store.
