@@ -8,6 +8,8 @@ pub mod model;
 
 pub mod queue_check;
 
+pub mod redis_diff;
+
 pub mod resp_check;
 
 pub mod sim;

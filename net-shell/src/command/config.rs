@@ -25,6 +25,8 @@ enum Kind {
         set: fn(&mut Timeouts, u64),
         /// The smallest value accepted.
         min: u64,
+        /// The largest value accepted.
+        max: u64,
     },
     /// `protected-mode`: `yes` or `no`.
     ProtectedMode,
@@ -41,6 +43,8 @@ const PARAMS: &[Param] = &[
             get: |t| t.idle_ms / 1000,
             set: |t, v| t.idle_ms = v.saturating_mul(1000),
             min: 0,
+            // Redis' range: a C int of seconds.
+            max: i32::MAX as u64,
         },
     },
     Param {
@@ -49,6 +53,7 @@ const PARAMS: &[Param] = &[
             get: |t| t.idle_ms,
             set: |t, v| t.idle_ms = v,
             min: 0,
+            max: MAX_MS,
         },
     },
     Param {
@@ -57,6 +62,7 @@ const PARAMS: &[Param] = &[
             get: |t| t.read_ms,
             set: |t, v| t.read_ms = v,
             min: 0,
+            max: MAX_MS,
         },
     },
     Param {
@@ -65,6 +71,7 @@ const PARAMS: &[Param] = &[
             get: |t| t.write_ms,
             set: |t, v| t.write_ms = v,
             min: 0,
+            max: MAX_MS,
         },
     },
     Param {
@@ -74,6 +81,7 @@ const PARAMS: &[Param] = &[
             set: |t, v| t.handshake_ms = v,
             // 0 would leave half-open handshakes in place for good.
             min: 1,
+            max: MAX_MS,
         },
     },
     Param {
@@ -117,12 +125,12 @@ impl Param {
     /// `CONFIG SET failed (possibly related to argument '…') - `).
     fn set_value(&self, settings: &mut Settings, value: &[u8]) -> Result<(), SetError> {
         match self.kind {
-            Kind::Integer { set, min, .. } => match parse_i64(value) {
-                Some(v) if v >= 0 && v as u64 >= min => {
+            Kind::Integer { set, min, max, .. } => match parse_i64(value) {
+                Some(v) if v >= 0 && (min..=max).contains(&(v as u64)) => {
                     set(&mut settings.timeouts, v as u64);
                     Ok(())
                 }
-                Some(_) => Err(SetError::OutOfRange { min }),
+                Some(_) => Err(SetError::OutOfRange { min, max }),
                 None => Err(SetError::NotAnInteger),
             },
             Kind::ProtectedMode => {
@@ -160,7 +168,7 @@ enum SetError {
     Duplicate,
     Immutable,
     NotAnInteger,
-    OutOfRange { min: u64 },
+    OutOfRange { min: u64, max: u64 },
     NotYesOrNo,
     PasswordTooLong,
     NotANetwork,
@@ -172,11 +180,9 @@ impl core::fmt::Display for SetError {
             Self::Duplicate => f.write_str("duplicate parameter"),
             Self::Immutable => f.write_str("can't set immutable config"),
             Self::NotAnInteger => f.write_str("argument couldn't be parsed into an integer"),
-            Self::OutOfRange { min } => write!(
-                f,
-                "argument must be between {min} and {} inclusive",
-                i64::MAX
-            ),
+            Self::OutOfRange { min, max } => {
+                write!(f, "argument must be between {min} and {max} inclusive")
+            }
             Self::NotYesOrNo => f.write_str("argument must be 'yes' or 'no'"),
             Self::PasswordTooLong => {
                 write!(f, "argument must be at most {MAX_PASSWORD_LEN} bytes")
@@ -192,49 +198,61 @@ impl core::fmt::Display for SetError {
 /// redis-benchmark ask for them at start.
 const FIXED_PARAMS: &[(&str, &str)] = &[("save", ""), ("appendonly", "no")];
 
-/// Every parameter `CONFIG GET` knows, settable or not: its name and how to write its value.
-fn matching<'p>(patterns: &'p [&'p [u8]]) -> impl Iterator<Item = Entry> + 'p {
-    let wanted = move |name: &str| {
-        patterns
-            .iter()
-            .any(|pattern| glob::matches(pattern, name.as_bytes(), true))
-    };
-    PARAMS
-        .iter()
-        .filter(move |p| wanted(p.name))
-        .map(Entry::Param)
-        .chain(
-            FIXED_PARAMS
-                .iter()
-                .filter(move |(name, _)| wanted(name))
-                .map(|&(name, value)| Entry::Fixed(name, value)),
-        )
-}
-
 /// A parameter as `CONFIG GET` lists it.
+#[derive(Clone, Copy)]
 enum Entry {
     Param(&'static Param),
     Fixed(&'static str, &'static str),
 }
 
-/// `CONFIG GET pattern …`: each parameter matching any pattern, once.
+impl Entry {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Param(param) => param.name,
+            Self::Fixed(name, _) => name,
+        }
+    }
+}
+
+/// Every parameter `CONFIG GET` knows, settable or not.
+fn entries() -> impl Iterator<Item = Entry> {
+    PARAMS.iter().map(Entry::Param).chain(
+        FIXED_PARAMS
+            .iter()
+            .map(|&(name, value)| Entry::Fixed(name, value)),
+    )
+}
+
+/// `CONFIG GET pattern …`: each parameter matching a pattern, once (Redis'
+/// `configGetCommand`). A pattern without `*`, `?` or `[` names one parameter, which is then
+/// listed under the name as the client wrote it.
 pub(crate) fn get<const K: usize, const B: usize>(
     ctx: &mut Context<'_, K, B>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let patterns = &argv[2..];
-    out.array_header(matching(patterns).count() * 2)?;
-    for entry in matching(patterns) {
+    let mut found: heapless::Vec<(Entry, &[u8]), 16> = heapless::Vec::new();
+    for &pattern in &argv[2..] {
+        let exact = !pattern.iter().any(|b| b"*?[".contains(b));
+        for entry in entries() {
+            let name = entry.name();
+            let hit = if exact {
+                super::is(pattern, name)
+            } else {
+                glob::matches(pattern, name.as_bytes(), true)
+            };
+            if hit && !found.iter().any(|(e, _)| e.name() == name) {
+                let shown = if exact { pattern } else { name.as_bytes() };
+                let _ = found.push((entry, shown));
+            }
+        }
+    }
+    out.array_header(found.len() * 2)?;
+    for (entry, shown) in found {
+        out.bulk(shown)?;
         match entry {
-            Entry::Param(param) => {
-                out.bulk(param.name.as_bytes())?;
-                param.write_value(ctx.settings, out)?;
-            }
-            Entry::Fixed(name, value) => {
-                out.bulk(name.as_bytes())?;
-                out.bulk(value.as_bytes())?;
-            }
+            Entry::Param(param) => param.write_value(ctx.settings, out)?,
+            Entry::Fixed(_, value) => out.bulk(value.as_bytes())?,
         }
     }
     Ok(super::After::Continue)
@@ -291,7 +309,8 @@ pub(crate) fn set<const K: usize, const B: usize>(
             continue;
         };
         if let Err(why) = param.set_value(&mut updated, pair[1]) {
-            return failed(out, pair[0], why);
+            // Redis names the parameter as it knows it here.
+            return failed(out, param.name.as_bytes(), why);
         }
     }
     *ctx.settings = updated;

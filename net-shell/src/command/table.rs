@@ -851,29 +851,26 @@ fn find<'t, const K: usize, const B: usize>(
         .find(|row| row.short_name().as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// A full name (`get`, `config|get`), as `COMMAND INFO` and `COMMAND DOCS` take them.
-fn find_full<const K: usize, const B: usize>(name: &[u8]) -> Option<&'static Command<K, B>> {
-    let (parent, sub) = match name.iter().position(|&b| b == b'|') {
-        Some(at) => (&name[..at], Some(&name[at + 1..])),
-        None => (name, None),
-    };
-    let command = find(Table::<K, B>::ROWS, parent)?;
-    match sub {
-        Some(sub) => find(command.subcommands, sub),
-        None => Some(command),
-    }
-}
+/// The most command names one `COMMAND INFO` or `COMMAND DOCS` takes: all a request can
+/// carry.
+const MAX_NAMES: usize = crate::server::MAX_ARGS - 2;
+
+/// A name that is no command (`COMMAND INFO` answers nil for it).
+const UNKNOWN: u8 = u8::MAX;
 
 /// A listing that may be longer than the reply buffer, and where it goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Continuation {
     listing: Listing,
-    /// The next row to write.
-    next: u16,
+    /// The next entry to write.
+    next: u8,
+    /// The commands named (ids, see [`by_id`]), `count` of them; none: every command.
+    named: [u8; MAX_NAMES],
+    count: u8,
 }
 
-/// What a long listing lists, for every command in the table.
+/// What a long listing lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 enum Listing {
@@ -885,31 +882,105 @@ enum Listing {
     Names,
 }
 
-/// Writes rows of a listing from `from` while they fit; the rest waits for [`resume`].
-fn write_listing<const K: usize, const B: usize>(
-    listing: Listing,
-    from: usize,
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    for (at, command) in Table::<K, B>::ROWS.iter().enumerate().skip(from) {
-        let mark = out.len();
-        let written = match listing {
-            Listing::Info => write_info(command, out),
-            Listing::Docs => write_docs(command, out),
-            Listing::Names => write_names(command, out),
-        };
-        if written.is_err() {
-            out.truncate(mark);
-            if at == from && mark == 0 {
-                return Err(WriteFull); // one row larger than the whole buffer
-            }
-            return Ok(After::More(Continuation {
-                listing,
-                next: at as u16,
-            }));
+impl Continuation {
+    /// Every command in the table.
+    const fn all(listing: Listing) -> Self {
+        Self {
+            listing,
+            next: 0,
+            named: [0; MAX_NAMES],
+            count: 0,
         }
     }
-    Ok(After::Continue)
+
+    /// The commands `names` name (full names, as `config|get`).
+    fn named<const K: usize, const B: usize>(listing: Listing, names: &[&[u8]]) -> Self {
+        let mut more = Self::all(listing);
+        for name in names.iter().take(MAX_NAMES) {
+            let id = id_of::<K, B>(name);
+            // DOCS leaves unknown names out; INFO answers nil for them.
+            if id != UNKNOWN || listing == Listing::Info {
+                more.named[usize::from(more.count)] = id;
+                more.count += 1;
+            }
+        }
+        more
+    }
+
+    /// How many entries the listing has.
+    fn len<const K: usize, const B: usize>(&self) -> usize {
+        match self.count {
+            0 => Table::<K, B>::ROWS.len(),
+            named => usize::from(named),
+        }
+    }
+
+    /// Writes the header and as many entries as fit.
+    fn start<const K: usize, const B: usize>(self, out: &mut ReplyWriter<'_>) -> Reply {
+        let entries = match self.listing {
+            Listing::Names => Table::<K, B>::ROWS
+                .iter()
+                .map(|c| 1 + c.subcommands.len())
+                .sum(),
+            Listing::Docs => self.len::<K, B>() * 2,
+            Listing::Info => self.len::<K, B>(),
+        };
+        out.array_header(entries)?;
+        self.write::<K, B>(out)
+    }
+
+    /// Writes entries from `next` while they fit; the rest waits for [`resume`].
+    fn write<const K: usize, const B: usize>(mut self, out: &mut ReplyWriter<'_>) -> Reply {
+        let first = self.next;
+        while usize::from(self.next) < self.len::<K, B>() {
+            let at = usize::from(self.next);
+            let command = if self.count > 0 {
+                by_id::<K, B>(self.named[at])
+            } else {
+                Table::<K, B>::ROWS.get(at)
+            };
+            let mark = out.len();
+            let written = match (self.listing, command) {
+                (Listing::Info, Some(command)) => write_info(command, out),
+                (Listing::Info, None) => out.null(),
+                (Listing::Docs, Some(command)) => write_docs(command, out),
+                (Listing::Names, Some(command)) => write_names(command, out),
+                (_, None) => Ok(()),
+            };
+            if written.is_err() {
+                out.truncate(mark);
+                if self.next == first && mark == 0 {
+                    return Err(WriteFull); // one entry larger than the whole buffer
+                }
+                return Ok(After::More(self));
+            }
+            self.next += 1;
+        }
+        Ok(After::Continue)
+    }
+}
+
+/// A command's id: its place in the table, each command followed by its subcommands.
+fn id_of<const K: usize, const B: usize>(name: &[u8]) -> u8 {
+    let mut id = 0;
+    for command in Table::<K, B>::ROWS {
+        for row in core::iter::once(command).chain(command.subcommands) {
+            if row.name.as_bytes().eq_ignore_ascii_case(name) {
+                return id;
+            }
+            id += 1;
+        }
+    }
+    UNKNOWN
+}
+
+/// The command with this id (see [`id_of`]).
+fn by_id<const K: usize, const B: usize>(id: u8) -> Option<&'static Command<K, B>> {
+    Table::<K, B>::ROWS
+        .iter()
+        .flat_map(|command| core::iter::once(command).chain(command.subcommands))
+        .nth(usize::from(id))
+        .filter(|_| id != UNKNOWN)
 }
 
 /// Goes on with a listing.
@@ -917,7 +988,7 @@ pub(crate) fn resume<const K: usize, const B: usize>(
     more: Continuation,
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    write_listing::<K, B>(more.listing, usize::from(more.next), out)
+    more.write::<K, B>(out)
 }
 
 /// `COMMAND`: every command's details.
@@ -926,8 +997,7 @@ fn command_list<const K: usize, const B: usize>(
     _: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    out.array_header(Table::<K, B>::ROWS.len())?;
-    write_listing::<K, B>(Listing::Info, 0, out)
+    Continuation::all(Listing::Info).start::<K, B>(out)
 }
 
 /// `COMMAND COUNT`: the table's rows.
@@ -949,12 +1019,7 @@ fn command_list_names<const K: usize, const B: usize>(
     if argv.len() > 2 {
         return super::error(out, super::SYNTAX);
     }
-    let count: usize = Table::<K, B>::ROWS
-        .iter()
-        .map(|c| 1 + c.subcommands.len())
-        .sum();
-    out.array_header(count)?;
-    write_listing::<K, B>(Listing::Names, 0, out)
+    Continuation::all(Listing::Names).start::<K, B>(out)
 }
 
 /// `COMMAND INFO [name …]`: the named commands' details (nil for unknown names), or every
@@ -964,19 +1029,10 @@ fn command_info<const K: usize, const B: usize>(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let names = &argv[2..];
-    if names.is_empty() {
-        out.array_header(Table::<K, B>::ROWS.len())?;
-        return write_listing::<K, B>(Listing::Info, 0, out);
+    match &argv[2..] {
+        [] => Continuation::all(Listing::Info).start::<K, B>(out),
+        names => Continuation::named::<K, B>(Listing::Info, names).start::<K, B>(out),
     }
-    out.array_header(names.len())?;
-    for name in names {
-        match find_full::<K, B>(name) {
-            Some(command) => write_info(command, out)?,
-            None => out.null_array()?,
-        }
-    }
-    Ok(After::Continue)
 }
 
 /// `COMMAND DOCS [name …]`: a map of the named (known) commands to their documentation, or
@@ -986,17 +1042,15 @@ fn command_docs<const K: usize, const B: usize>(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let names = &argv[2..];
-    if names.is_empty() {
-        out.array_header(Table::<K, B>::ROWS.len() * 2)?;
-        return write_listing::<K, B>(Listing::Docs, 0, out);
+    let listing = match &argv[2..] {
+        [] => Continuation::all(Listing::Docs),
+        names => Continuation::named::<K, B>(Listing::Docs, names),
+    };
+    if listing.count == 0 && argv.len() > 2 {
+        out.array_header(0)?;
+        return Ok(After::Continue);
     }
-    let known = || names.iter().filter_map(|name| find_full::<K, B>(name));
-    out.array_header(known().count() * 2)?;
-    for command in known() {
-        write_docs(command, out)?;
-    }
-    Ok(After::Continue)
+    listing.start::<K, B>(out)
 }
 
 /// `<COMMAND> HELP`: the subcommands, from the table.
@@ -1173,18 +1227,18 @@ mod tests {
 
     #[test]
     fn arity_follows_redis_sign_convention() {
-        let get = find_full::<4, 256>(b"get").unwrap();
+        let get = by_id::<4, 256>(id_of::<4, 256>(b"get")).unwrap();
         assert!(!get.arity_allows(1) && get.arity_allows(2) && !get.arity_allows(3));
-        let set = find_full::<4, 256>(b"set").unwrap();
+        let set = by_id::<4, 256>(id_of::<4, 256>(b"set")).unwrap();
         assert!(!set.arity_allows(2) && set.arity_allows(3) && set.arity_allows(9));
     }
 
     #[test]
     fn implicit_acl_categories_follow_flags() {
-        let get = find_full::<4, 256>(b"get").unwrap();
+        let get = by_id::<4, 256>(id_of::<4, 256>(b"get")).unwrap();
         let acl = get.acl.with_implicit(get.flags);
         assert_eq!(acl.0, Categories::READ | (1 << 7) | Categories::FAST);
-        let info = find_full::<4, 256>(b"config|get").unwrap();
+        let info = by_id::<4, 256>(id_of::<4, 256>(b"config|get")).unwrap();
         let acl = info.acl.with_implicit(info.flags);
         assert_eq!(
             acl.0,

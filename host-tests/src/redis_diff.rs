@@ -1,0 +1,864 @@
+//! Differential testing against a real `redis-server`: the same command scripts run against
+//! Redis (over a `TcpStream` to 127.0.0.1) and against net-shell in the simulated network, and
+//! every reply is compared byte for byte, as raw RESP.
+//!
+//! Where the two must differ, the step says so with a [`Difference`]: one list, each entry with
+//! its reason and the weaker check that still applies (same error class, same keys in any
+//! order, within so many milliseconds, …).
+//!
+//! Time: the simulation's clock follows the wall clock during a run (before each step it runs
+//! up to the milliseconds elapsed since the start), and its Unix time is set from the wall
+//! clock once, so `EXPIREAT`, `EXPIRETIME`, `TTL` and expiry after a [`Step::Sleep`] line up
+//! with Redis'. Only replies that depend on the very millisecond a command ran (`PTTL`,
+//! `PEXPIRETIME`) are compared within a tolerance ([`Difference::Timing`]).
+
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use net_shell::Timeouts;
+
+use crate::e2e::{free_local_port, KillOnDrop};
+use crate::sim::{Client, Sim};
+
+/// A RESP2 or RESP3 value, for the checks that are not byte for byte.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `+…`
+    Simple(Vec<u8>),
+    /// `-…`
+    Error(Vec<u8>),
+    /// `:…`
+    Int(i64),
+    /// `$…` (`None`: `$-1`)
+    Bulk(Option<Vec<u8>>),
+    /// `*…` (`None`: `*-1`), and RESP3's sets (`~`) and pushes (`>`)
+    Array(Option<Vec<Value>>),
+    /// RESP3 `%` maps, as key-value pairs
+    Map(Vec<(Value, Value)>),
+    /// RESP3's other one-line kinds (`_`, `#`, `,`, `(`), by their line
+    Line(u8, Vec<u8>),
+    /// RESP3 `=` verbatim strings and `!` blob errors
+    Blob(u8, Vec<u8>),
+}
+
+impl Value {
+    /// Decodes one value from the front of `bytes`: the value and its length, `None` if
+    /// incomplete or not RESP.
+    pub fn decode(bytes: &[u8]) -> Option<(Self, usize)> {
+        let end = bytes.windows(2).position(|w| w == b"\r\n")?;
+        let (&kind, line) = bytes[..end].split_first()?;
+        let after = end + 2;
+        let number = || std::str::from_utf8(line).ok()?.parse::<i64>().ok();
+        let items = |count: usize, at: &mut usize| -> Option<Vec<Self>> {
+            let mut items = Vec::with_capacity(count.min(1024));
+            for _ in 0..count {
+                let (item, used) = Self::decode(&bytes[*at..])?;
+                items.push(item);
+                *at += used;
+            }
+            Some(items)
+        };
+        match kind {
+            b'+' => Some((Self::Simple(line.to_vec()), after)),
+            b'-' => Some((Self::Error(line.to_vec()), after)),
+            b':' => Some((Self::Int(number()?), after)),
+            b'_' | b'#' | b',' | b'(' => Some((Self::Line(kind, line.to_vec()), after)),
+            b'$' | b'=' | b'!' => {
+                let len = number()?;
+                if len < 0 {
+                    return Some((Self::Bulk(None), after));
+                }
+                let stop = after + len as usize;
+                if bytes.len() < stop + 2 {
+                    return None;
+                }
+                let data = bytes[after..stop].to_vec();
+                let value = if kind == b'$' {
+                    Self::Bulk(Some(data))
+                } else {
+                    Self::Blob(kind, data)
+                };
+                Some((value, stop + 2))
+            }
+            b'*' | b'~' | b'>' => {
+                let count = number()?;
+                if count < 0 {
+                    return Some((Self::Array(None), after));
+                }
+                let mut at = after;
+                let items = items(count as usize, &mut at)?;
+                Some((Self::Array(Some(items)), at))
+            }
+            b'%' | b'|' => {
+                let count = number()? as usize;
+                let mut at = after;
+                let flat = items(count * 2, &mut at)?;
+                let mut pairs = Vec::new();
+                let mut flat = flat.into_iter();
+                while let (Some(k), Some(v)) = (flat.next(), flat.next()) {
+                    pairs.push((k, v));
+                }
+                Some((Self::Map(pairs), at))
+            }
+            _ => None,
+        }
+    }
+
+    /// The items of an array (or, flattened, a map).
+    pub fn items(&self) -> Option<Vec<Self>> {
+        match self {
+            Self::Array(Some(items)) => Some(items.clone()),
+            Self::Map(pairs) => Some(
+                pairs
+                    .iter()
+                    .flat_map(|(k, v)| [k.clone(), v.clone()])
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a bulk or simple string.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Self::Bulk(Some(b)) | Self::Simple(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// Splits `bytes` into whole replies; `None` if the last is incomplete.
+pub fn split_replies(mut bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut replies = Vec::new();
+    while !bytes.is_empty() {
+        let (_, used) = Value::decode(bytes)?;
+        replies.push(bytes[..used].to_vec());
+        bytes = &bytes[used..];
+    }
+    Some(replies)
+}
+
+/// Raw RESP shown readably: printable ASCII as is, the rest escaped.
+pub fn show(bytes: &[u8]) -> String {
+    let mut text = String::new();
+    for &b in bytes.iter().take(600) {
+        match b {
+            b'\r' => text.push_str("\\r"),
+            b'\n' => text.push_str("\\n"),
+            0x20..=0x7e => text.push(char::from(b)),
+            _ => {
+                let _ = write!(text, "\\x{b:02x}");
+            }
+        }
+    }
+    if bytes.len() > 600 {
+        let _ = write!(text, "… ({} bytes)", bytes.len());
+    }
+    text
+}
+
+/// Every intended difference between net-shell and Redis 7.0, with its reason. A step marked
+/// with one is compared by [`Difference::check`] instead of byte for byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Difference {
+    /// `INFO`: the text is net-shell's own (its fields, its counters); only the sections asked
+    /// for are compared.
+    InfoText,
+    /// `HELLO`: the `version` (net-shell says `7.0.0`) and the `id` (each server numbers its own
+    /// connections) differ; every other field is compared.
+    Handshake,
+    /// `CLIENT ID`: each server numbers its own connections; both answer an integer.
+    ClientId,
+    /// Replies that depend on the millisecond a command ran (`PTTL`, `PEXPIRETIME`): the two
+    /// servers run each step a few ms apart; integers within this many ms, else exact.
+    Timing(i64),
+    /// Redis promises no order (`KEYS`, `COMMAND LIST`): the same elements in any order.
+    Unordered,
+    /// `CONFIG GET` of several parameters: Redis answers in its hash table's order; the same
+    /// name-value pairs in any order.
+    UnorderedPairs,
+    /// `COMMAND`, `COMMAND COUNT`, `COMMAND INFO` of a command with subcommands: net-shell
+    /// has fewer commands and subcommands; each entry it has must equal Redis' entry.
+    CommandSubset,
+    /// `COMMAND DOCS`: summaries, complexity, history and arguments are not kept (flash);
+    /// the `group` must equal Redis'.
+    Docs,
+    /// `HELP` subcommands: net-shell lists the subcommands from its table, without Redis'
+    /// prose; both answer an array of simple strings.
+    HelpText,
+    /// `SELECT n` for n in 1..16: net-shell has one database; it refuses with Redis' text for
+    /// an index out of range.
+    OneDatabase,
+    /// `CONFIG SET save|appendonly`: net-shell keeps nothing on disk; it refuses with Redis'
+    /// text for an immutable parameter.
+    NoPersistence,
+    /// Values and keys are limited by the store's configured sizes and today's buffers (issue
+    /// 9): net-shell answers an error where Redis grows the value.
+    ValueLimit,
+    /// `HELLO 3`: net-shell speaks RESP2 only (for now) and answers `-NOPROTO`, as Redis does
+    /// for a version it does not speak.
+    Resp2Only,
+    /// `CLIENT SETINFO` is Redis 7.2's; net-shell accepts it (clients send it on connecting)
+    /// where Redis 7.0 says it does not know it.
+    ClientSetinfo,
+}
+
+impl Difference {
+    /// Checks what must still agree; `Err` says what does not.
+    ///
+    /// # Errors
+    ///
+    /// A description of the disagreement.
+    pub fn check(self, redis: &[u8], shell: &[u8]) -> Result<(), String> {
+        if redis == shell {
+            return Ok(());
+        }
+        let decode = |bytes: &[u8]| Value::decode(bytes).map(|(v, _)| v);
+        let (Some(r), Some(s)) = (decode(redis), decode(shell)) else {
+            return Err("not RESP".into());
+        };
+        let fail = |why: &str| Err(format!("{self:?}: {why}"));
+        match self {
+            Self::InfoText => {
+                let headers = |v: &Value| -> Option<Vec<String>> {
+                    let text = String::from_utf8_lossy(v.bytes()?).into_owned();
+                    Some(
+                        text.lines()
+                            .filter(|l| l.starts_with("# "))
+                            .map(|l| l.to_ascii_lowercase())
+                            .collect(),
+                    )
+                };
+                match (headers(&r), headers(&s)) {
+                    (Some(rh), Some(sh)) if sh.iter().all(|h| rh.contains(h)) && !sh.is_empty() => {
+                        Ok(())
+                    }
+                    _ => fail("sections differ"),
+                }
+            }
+            Self::Handshake => {
+                let fields = |v: &Value| v.items();
+                let (Some(rf), Some(sf)) = (fields(&r), fields(&s)) else {
+                    return fail("not a map or array");
+                };
+                if rf.len() != sf.len() {
+                    return fail("field count");
+                }
+                for pair in rf.chunks(2).zip(sf.chunks(2)) {
+                    let (rp, sp) = pair;
+                    if rp[0] != sp[0] {
+                        return fail("field names");
+                    }
+                    let name = rp[0].bytes().unwrap_or_default();
+                    if name != b"version" && name != b"id" && rp[1] != sp[1] {
+                        return fail("field values");
+                    }
+                }
+                Ok(())
+            }
+            Self::ClientId => match (r, s) {
+                (Value::Int(_), Value::Int(_)) => Ok(()),
+                _ => fail("not integers"),
+            },
+            Self::Timing(ms) => match (r, s) {
+                (Value::Int(a), Value::Int(b)) if (a - b).abs() <= ms => Ok(()),
+                _ => fail("beyond the tolerance"),
+            },
+            Self::Unordered => {
+                let (Some(mut ri), Some(mut si)) = (r.items(), s.items()) else {
+                    return fail("not arrays");
+                };
+                let key = |v: &Value| format!("{v:?}");
+                ri.sort_by_key(key);
+                si.sort_by_key(key);
+                if ri == si {
+                    Ok(())
+                } else {
+                    fail("different elements")
+                }
+            }
+            Self::UnorderedPairs => {
+                let pairs = |v: &Value| -> Option<Vec<String>> {
+                    let mut p: Vec<String> =
+                        v.items()?.chunks(2).map(|c| format!("{c:?}")).collect();
+                    p.sort();
+                    Some(p)
+                };
+                if pairs(&r).is_some() && pairs(&r) == pairs(&s) {
+                    Ok(())
+                } else {
+                    fail("different pairs")
+                }
+            }
+            Self::CommandSubset => check_command_subset(&r, &s).or_else(|why| fail(&why)),
+            Self::Docs => check_docs(&r, &s).or_else(|why| fail(&why)),
+            Self::HelpText => match (r.items(), s.items()) {
+                (Some(_), Some(si)) if si.iter().all(|v| matches!(v, Value::Simple(_))) => Ok(()),
+                _ => fail("not arrays of simple strings"),
+            },
+            Self::OneDatabase | Self::NoPersistence | Self::ValueLimit | Self::Resp2Only => match s
+            {
+                Value::Error(_) => Ok(()),
+                _ => fail("net-shell should refuse"),
+            },
+            Self::ClientSetinfo => match (r, s) {
+                (Value::Error(_), Value::Simple(ok)) if ok == b"OK" => Ok(()),
+                _ => fail("expected Redis 7.0 to refuse and net-shell to accept"),
+            },
+        }
+    }
+}
+
+/// Subcommands net-shell has from Redis versions after 7.0 (see
+/// [`Difference::ClientSetinfo`]): Redis 7.0 cannot list them.
+const NEWER_THAN_7_0: &[&[u8]] = &[b"client|setinfo"];
+
+/// Each `COMMAND INFO` entry net-shell gives equals Redis' entry of that name (subcommands
+/// compared one by one); `COMMAND COUNT`: at most Redis'.
+fn check_command_subset(redis: &Value, shell: &Value) -> Result<(), String> {
+    if let (Value::Int(r), Value::Int(s)) = (redis, shell) {
+        return if s <= r {
+            Ok(())
+        } else {
+            Err("more commands than Redis".into())
+        };
+    }
+    let (Some(ri), Some(si)) = (redis.items(), shell.items()) else {
+        return Err("not arrays".into());
+    };
+    // A list of names (`COMMAND LIST`): each of net-shell's is one of Redis'.
+    if si.iter().all(|v| matches!(v, Value::Bulk(Some(_)))) {
+        let newer = |n: &Value| NEWER_THAN_7_0.iter().any(|x| n.bytes() == Some(x));
+        return match si.iter().find(|n| !ri.contains(n) && !newer(n)) {
+            Some(n) => Err(format!("{n:?} unknown to Redis")),
+            None => Ok(()),
+        };
+    }
+    let name = |v: &Value| {
+        v.items()
+            .and_then(|f| f.first().and_then(|n| n.bytes().map(<[u8]>::to_vec)))
+    };
+    // An array of entries, or one entry (its first field a name, its second the arity).
+    let is_entry = matches!(si.get(1), Some(Value::Int(_)));
+    if is_entry {
+        return check_entry(&ri, &si);
+    }
+    for entry in &si {
+        if *entry == Value::Array(None) {
+            continue;
+        }
+        let n = name(entry).ok_or("entry without a name")?;
+        let theirs = ri
+            .iter()
+            .find(|e| name(e).as_deref() == Some(&n[..]))
+            .ok_or_else(|| format!("{} unknown to Redis", String::from_utf8_lossy(&n)))?;
+        check_entry(
+            &theirs.items().unwrap_or_default(),
+            &entry.items().unwrap_or_default(),
+        )?;
+    }
+    Ok(())
+}
+
+/// One `COMMAND INFO` entry: fields equal but the subcommands, of which each of net-shell's
+/// equals Redis' of the same name.
+fn check_entry(redis: &[Value], shell: &[Value]) -> Result<(), String> {
+    let shown = |f: &[Value]| format!("{:?}", f.first());
+    if redis.len() != shell.len() || redis.len() < 10 {
+        return Err(format!("entry shape {}", shown(shell)));
+    }
+    if redis[..9] != shell[..9] {
+        return Err(format!("entry fields of {}", shown(shell)));
+    }
+    let subs = |v: &Value| v.items().unwrap_or_default();
+    for sub in subs(&shell[9]) {
+        let sub_fields = sub.items().unwrap_or_default();
+        let name = sub_fields
+            .first()
+            .and_then(Value::bytes)
+            .unwrap_or_default();
+        if NEWER_THAN_7_0.contains(&name) {
+            continue;
+        }
+        let theirs = subs(&redis[9])
+            .into_iter()
+            .find(|r| r.items().and_then(|f| f.first().cloned()) == sub_fields.first().cloned())
+            .ok_or_else(|| format!("subcommand {:?} unknown to Redis", sub_fields.first()))?;
+        if theirs.items().unwrap_or_default() != sub_fields {
+            return Err(format!("subcommand {:?}", sub_fields.first()));
+        }
+    }
+    Ok(())
+}
+
+/// `COMMAND DOCS`: for each command net-shell documents, Redis documents it, in the same
+/// group.
+fn check_docs(redis: &Value, shell: &Value) -> Result<(), String> {
+    let (Some(ri), Some(si)) = (redis.items(), shell.items()) else {
+        return Err("not maps".into());
+    };
+    let group = |doc: &Value| {
+        doc.items()?
+            .chunks(2)
+            .find(|kv| kv[0].bytes() == Some(b"group"))
+            .map(|kv| kv[1].clone())
+    };
+    for pair in si.chunks(2) {
+        let theirs = ri
+            .chunks(2)
+            .find(|r| r[0] == pair[0])
+            .ok_or_else(|| format!("{:?} not documented by Redis", pair[0]))?;
+        if group(&theirs[1]) != group(&pair[1]) || group(&pair[1]).is_none() {
+            return Err(format!("group of {:?}", pair[0]));
+        }
+    }
+    Ok(())
+}
+
+/// One command and how its reply is compared.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The words.
+    pub args: Vec<Vec<u8>>,
+    /// `None`: byte for byte.
+    pub differs: Option<Difference>,
+}
+
+/// A step of a script.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Requests sent together, in one write (one is a plain request).
+    Pipeline(Vec<Request>),
+    /// Wait this many milliseconds (both servers' clocks move on).
+    Sleep(u64),
+}
+
+/// A named list of steps, run on a fresh connection to each server after `FLUSHALL`.
+#[derive(Clone, Debug)]
+pub struct Script {
+    /// What it covers.
+    pub name: String,
+    /// The steps.
+    pub steps: Vec<Step>,
+}
+
+/// Splits a command line into words as redis-cli does: blanks separate words, `"…"` quotes
+/// one (with `\"`, `\\`, `\n`, `\r`, `\t` and `\xHH`), `''` is an empty word.
+///
+/// # Panics
+///
+/// On an unclosed quote: scripts are test code.
+pub fn words(line: &str) -> Vec<Vec<u8>> {
+    let bytes = line.as_bytes();
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        let mut word = Vec::new();
+        if bytes[i] == b'"' {
+            i += 1;
+            while bytes[i] != b'"' {
+                if bytes[i] == b'\\' {
+                    i += 1;
+                    match bytes[i] {
+                        b'n' => word.push(b'\n'),
+                        b'r' => word.push(b'\r'),
+                        b't' => word.push(b'\t'),
+                        b'x' => {
+                            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                            word.push(u8::from_str_radix(hex, 16).unwrap());
+                            i += 2;
+                        }
+                        other => word.push(other),
+                    }
+                } else {
+                    word.push(bytes[i]);
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if bytes[i..].starts_with(b"''") {
+            i += 2;
+        } else {
+            while i < bytes.len() && bytes[i] != b' ' {
+                word.push(bytes[i]);
+                i += 1;
+            }
+        }
+        words.push(word);
+    }
+    words
+}
+
+impl Script {
+    /// An empty script.
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// Commands compared byte for byte, one step each.
+    pub fn run(mut self, lines: &[&str]) -> Self {
+        for line in lines {
+            self.steps.push(Step::Pipeline(vec![Request {
+                args: words(line),
+                differs: None,
+            }]));
+        }
+        self
+    }
+
+    /// Commands whose replies differ as `difference` says, one step each.
+    pub fn differs(mut self, difference: Difference, lines: &[&str]) -> Self {
+        for line in lines {
+            self.steps.push(Step::Pipeline(vec![Request {
+                args: words(line),
+                differs: Some(difference),
+            }]));
+        }
+        self
+    }
+
+    /// Commands sent in one write, compared byte for byte.
+    pub fn pipeline(mut self, lines: &[&str]) -> Self {
+        let requests = lines
+            .iter()
+            .map(|line| Request {
+                args: words(line),
+                differs: None,
+            })
+            .collect();
+        self.steps.push(Step::Pipeline(requests));
+        self
+    }
+
+    /// Requests with binary words, one step each.
+    pub fn binary(mut self, requests: Vec<Request>) -> Self {
+        self.steps
+            .extend(requests.into_iter().map(|r| Step::Pipeline(vec![r])));
+        self
+    }
+
+    /// Waits `ms` milliseconds.
+    pub fn sleep(mut self, ms: u64) -> Self {
+        self.steps.push(Step::Sleep(ms));
+        self
+    }
+}
+
+/// A `redis-server` on a free port of 127.0.0.1, persistence off, killed on drop.
+pub struct RedisServer {
+    _child: KillOnDrop,
+    port: u16,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` and waits until it answers.
+    ///
+    /// # Errors
+    ///
+    /// When it cannot be started or does not answer within 10 s.
+    pub fn start() -> Result<Self, String> {
+        let port = free_local_port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string()])
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start redis-server: {e}"))?;
+        let server = Self {
+            _child: KillOnDrop::new(child),
+            port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(mut conn) = server.connect() {
+                if conn.exchange(&[crate::sim::encode(&[b"PING"])], 1).is_ok() {
+                    return Ok(server);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err("redis-server did not answer within 10 s".into())
+    }
+
+    /// A new connection.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails.
+    pub fn connect(&self) -> Result<RedisConnection, String> {
+        let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port))
+            .map_err(|e| format!("connect to redis-server: {e}"))?;
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| e.to_string())?;
+        let _ = stream.set_nodelay(true);
+        Ok(RedisConnection {
+            stream,
+            pending: Vec::new(),
+        })
+    }
+}
+
+/// A connection to the real server.
+pub struct RedisConnection {
+    stream: TcpStream,
+    pending: Vec<u8>,
+}
+
+impl RedisConnection {
+    /// Sends the requests in one write and reads `n` replies, raw.
+    ///
+    /// # Errors
+    ///
+    /// On I/O errors, or a reply that does not come.
+    pub fn exchange(&mut self, requests: &[Vec<u8>], n: usize) -> Result<Vec<Vec<u8>>, String> {
+        let bytes: Vec<u8> = requests.concat();
+        self.stream.write_all(&bytes).map_err(|e| e.to_string())?;
+        let mut replies = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        while replies.len() < n {
+            if let Some((_, used)) = Value::decode(&self.pending) {
+                replies.push(self.pending.drain(..used).collect());
+                continue;
+            }
+            let got = self.stream.read(&mut buf).map_err(|e| e.to_string())?;
+            if got == 0 {
+                return Err("redis-server closed the connection".into());
+            }
+            self.pending.extend_from_slice(&buf[..got]);
+        }
+        Ok(replies)
+    }
+}
+
+/// The store the simulated shell runs on in a differential run.
+pub type DiffSim = Sim<4, 512, 262_144>;
+
+/// net-shell in the simulated network, its clock following the wall clock.
+pub struct Shell {
+    /// The simulation.
+    pub sim: DiffSim,
+    start: Instant,
+    base: u64,
+}
+
+impl Shell {
+    /// A server with Redis' `timeout 0` (no idle timeout), its Unix time from the wall clock.
+    pub fn start() -> Self {
+        let mut sim: DiffSim = Sim::new(Timeouts::new(0, 10_000, 10_000));
+        let unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock after 1970")
+            .as_millis() as u64;
+        let base = sim.now;
+        sim.server.set_unix_time(base, unix);
+        Self {
+            sim,
+            start: Instant::now(),
+            base,
+        }
+    }
+
+    /// Moves the simulated clock up to the wall clock.
+    pub fn catch_up(&mut self) {
+        let target = self.base + self.start.elapsed().as_millis() as u64;
+        if target > self.sim.now {
+            self.sim.run_until(target);
+        }
+    }
+
+    /// A new connection.
+    pub fn connect(&mut self) -> Client {
+        self.sim.connect()
+    }
+
+    /// Sends the requests in one write and collects `n` replies, raw.
+    ///
+    /// # Errors
+    ///
+    /// When the replies do not all come.
+    pub fn exchange(
+        &mut self,
+        client: Client,
+        requests: &[Vec<u8>],
+        n: usize,
+    ) -> Result<Vec<Vec<u8>>, String> {
+        self.catch_up();
+        let bytes: Vec<u8> = requests.concat();
+        self.sim.send(client, &bytes);
+        let mut raw = Vec::new();
+        for _ in 0..1000 {
+            self.sim.settle();
+            raw.extend(self.sim.take(client));
+            if let Some(replies) = split_replies(&raw) {
+                if replies.len() >= n {
+                    return Ok(replies);
+                }
+            }
+            if !self.sim.is_open(client) && raw.is_empty() {
+                break;
+            }
+        }
+        Err(format!(
+            "net-shell gave {} of {n} replies: {}",
+            split_replies(&raw).map_or(0, |r| r.len()),
+            show(&raw)
+        ))
+    }
+}
+
+/// A disagreement found by [`run_scripts`].
+#[derive(Debug)]
+pub struct Mismatch {
+    /// Where: script and step.
+    pub at: String,
+    /// The request.
+    pub request: String,
+    /// What Redis answered.
+    pub redis: String,
+    /// What net-shell answered.
+    pub shell: String,
+    /// The check that failed.
+    pub why: String,
+}
+
+/// What a run compared.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Replies equal byte for byte.
+    pub exact: usize,
+    /// Replies checked under a [`Difference`].
+    pub intended: usize,
+    /// Disagreements.
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// Runs each script against both servers, each on fresh connections after `FLUSHALL`.
+///
+/// # Errors
+///
+/// When either server stops answering (a mismatch is not an error: see [`Tally`]).
+pub fn run_scripts(
+    redis: &RedisServer,
+    shell: &mut Shell,
+    scripts: &[Script],
+) -> Result<Tally, String> {
+    let mut tally = Tally::default();
+    for script in scripts {
+        let mut r = redis.connect()?;
+        let s = shell.connect();
+        let flush = [crate::sim::encode(&[b"FLUSHALL"])];
+        r.exchange(&flush, 1)?;
+        shell.exchange(s, &flush, 1)?;
+        for (index, step) in script.steps.iter().enumerate() {
+            let requests = match step {
+                Step::Sleep(ms) => {
+                    std::thread::sleep(Duration::from_millis(*ms));
+                    continue;
+                }
+                Step::Pipeline(requests) => requests,
+            };
+            let encoded: Vec<Vec<u8>> = requests
+                .iter()
+                .map(|req| {
+                    let args: Vec<&[u8]> = req.args.iter().map(Vec::as_slice).collect();
+                    crate::sim::encode(&args)
+                })
+                .collect();
+            let theirs = r.exchange(&encoded, requests.len())?;
+            let ours = shell.exchange(s, &encoded, requests.len())?;
+            for (i, req) in requests.iter().enumerate() {
+                let (rb, sb) = (&theirs[i], &ours[i]);
+                let verdict = match req.differs {
+                    None if rb == sb => Ok(()),
+                    None => Err("bytes differ".to_string()),
+                    Some(difference) => difference.check(rb, sb),
+                };
+                match (verdict, req.differs) {
+                    (Ok(()), None) => tally.exact += 1,
+                    (Ok(()), Some(_)) => tally.intended += 1,
+                    (Err(why), _) => tally.mismatches.push(Mismatch {
+                        at: format!("{} step {} #{}", script.name, index, i),
+                        request: req
+                            .args
+                            .iter()
+                            .map(|a| show(a))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        redis: show(rb),
+                        shell: show(sb),
+                        why,
+                    }),
+                }
+            }
+        }
+        let quit = [crate::sim::encode(&[b"QUIT"])];
+        let _ = r.exchange(&quit, 1);
+        let _ = shell.exchange(s, &quit, 1);
+        shell.sim.close(s);
+    }
+    Ok(tally)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_like_redis_cli() {
+        assert_eq!(
+            words(r#"SET "a b" '' "\x00\r\n" x"#),
+            vec![
+                b"SET".to_vec(),
+                b"a b".to_vec(),
+                vec![],
+                vec![0, b'\r', b'\n'],
+                b"x".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn decode_frames_resp2_and_resp3() {
+        let bytes = b"*2\r\n$1\r\na\r\n%1\r\n+k\r\n:1\r\n_\r\n";
+        let replies = split_replies(bytes).unwrap();
+        assert_eq!(replies.len(), 2);
+        assert_eq!(
+            Value::decode(&replies[0]).unwrap().0,
+            Value::Array(Some(vec![
+                Value::Bulk(Some(b"a".to_vec())),
+                Value::Map(vec![(Value::Simple(b"k".to_vec()), Value::Int(1))])
+            ]))
+        );
+        assert!(split_replies(b"$3\r\nab").is_none());
+    }
+
+    #[test]
+    fn differences_check_what_must_agree() {
+        let t = Difference::Timing(5);
+        assert!(t.check(b":1000\r\n", b":998\r\n").is_ok());
+        assert!(t.check(b":1000\r\n", b":990\r\n").is_err());
+        let u = Difference::Unordered;
+        assert!(u
+            .check(
+                b"*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+                b"*2\r\n$1\r\nb\r\n$1\r\na\r\n"
+            )
+            .is_ok());
+        assert!(u
+            .check(b"*2\r\n$1\r\na\r\n$1\r\nb\r\n", b"*1\r\n$1\r\na\r\n")
+            .is_err());
+    }
+}

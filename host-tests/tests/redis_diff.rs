@@ -1,0 +1,623 @@
+//! Differential test: the same scripts against Debian's `redis-server` (7.0) and net-shell in
+//! the simulated network, every reply compared byte for byte (raw RESP), intended differences
+//! marked step by step (see [`Difference`] for the list and the reasons).
+//!
+//! Skips outside CI when `redis-server` is missing; fails in CI.
+
+use std::time::Instant;
+
+use host_tests::e2e::{have, skip};
+use host_tests::redis_diff::{
+    run_scripts, words, Difference, RedisServer, Request, Script, Shell, Step,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use Difference as D;
+
+/// Overflow at both ends, and the numbers around them.
+const I64_MAX: &str = "9223372036854775807";
+const I64_MIN: &str = "-9223372036854775808";
+
+fn strings() -> Vec<Script> {
+    vec![
+        Script::new("get and set").run(&[
+            "GET k",
+            "SET k v",
+            "GET k",
+            "SET k \"\"",
+            "GET k",
+            "SET \"\" empty-key",
+            "GET \"\"",
+            "SET \"a b\" \"\\x00\\xff\\r\\n\"",
+            "GET \"a b\"",
+            "get k",
+            "sEt k V",
+            "GET k",
+        ]),
+        Script::new("set options").run(&[
+            "SET k v NX",
+            "SET k w NX",
+            "GET k",
+            "SET z v XX",
+            "EXISTS z",
+            "SET k w xx",
+            "SET k x GET",
+            "SET new 1 GET",
+            "SET k y NX GET",
+            "SET none y XX GET",
+            "EXISTS none",
+            "SET k v NX NX",
+            "SET k v GET GET",
+            "SET k v NX XX",
+            "SET k v XX NX",
+            "SET k v KEEPTTL EX 10",
+            "SET k v EX 10 KEEPTTL",
+            "SET k v EX 10 PX 10",
+            "SET k v EX 10 EX 20",
+            "TTL k",
+            "SET k v PX 10 EXAT 10",
+            "SET k v EX",
+            "SET k v BOGUS",
+            "SET k v EX ten",
+            "SET k v EX 0",
+            "SET k v EX -1",
+            "SET k v PX 0",
+            "SET k v EXAT 0",
+            "SET k v PXAT -5",
+            "SET k v KEEPTTL KEEPTTL",
+            "SET k v PERSIST",
+            "SET k v EX 9223372036854775",
+            "SET k v EX 9223372036854776",
+            "SET k v EX 9223372036854775807",
+            "SET k v PX 9223372036854775807",
+            "SET k v PX 9223371036854775807",
+            "SET k v PX 9223370000000000000",
+            "TTL k",
+            "SET k v PXAT 9223372036854775807",
+            "EXPIRETIME k",
+            "PEXPIRETIME k",
+            "SET k v EXAT 1",
+            "EXISTS k",
+            "SET k v PXAT 100 GET",
+            "GET k",
+        ]),
+        Script::new("set keepttl").run(&[
+            "SET t 1 EX 100",
+            "SET t 2 KEEPTTL",
+            "TTL t",
+            "SET t 3 GET KEEPTTL",
+            "TTL t",
+            "SET t 4",
+            "TTL t",
+            "SET t 5 PX 300000",
+            "SET t 6 EX 7",
+            "TTL t",
+        ]),
+        Script::new("setex psetex").run(&[
+            "SETEX a 10 v",
+            "TTL a",
+            "GET a",
+            "PSETEX b 15000 w",
+            "TTL b",
+            "SETEX c 0 v",
+            "SETEX c -1 v",
+            "PSETEX c 0 v",
+            "SETEX c 9223372036854775807 v",
+            "SETEX c 9223372036854775 v",
+            "PSETEX c 9223372036854775807 v",
+            "SETEX c soon v",
+            "EXISTS c",
+            "SETEX c 10",
+            "PSETEX c",
+        ]),
+        Script::new("getdel getex").run(&[
+            "GETDEL k",
+            "SET k v EX 10",
+            "GETDEL k",
+            "GETDEL k",
+            "EXISTS k",
+            "GETEX missing EX 5",
+            "GETEX missing EX 0",
+            "GETEX missing EX abc",
+            "GETEX missing BOGUS",
+            "SET k v EX 100",
+            "GETEX k",
+            "TTL k",
+            "GETEX k EX 10",
+            "TTL k",
+            "GETEX k PERSIST",
+            "TTL k",
+            "GETEX k EX 0",
+            "GETEX k EX -3",
+            "GETEX k EX abc",
+            "GETEX k EX 10 PX 10",
+            "GETEX k EX 10 EX 20",
+            "TTL k",
+            "GETEX k PERSIST EX 10",
+            "GETEX k EX",
+            "GETEX k NX",
+            "GETEX k KEEPTTL",
+            "GETEX k EX 9223372036854775807",
+            "GETEX k PX 9223371036854775807",
+            "GETEX k EXAT 1",
+            "EXISTS k",
+            "SET k v",
+            "GETEX k PXAT 9223372036854775807",
+            "PEXPIRETIME k",
+        ]),
+        Script::new("incr decr").run(&[
+            "INCR n",
+            "INCRBY n 10",
+            "DECR n",
+            "DECRBY n 3",
+            "INCRBY n -17",
+            "DECRBY fresh 5",
+            "GET n",
+            "SET n abc",
+            "INCR n",
+            "SET n \" 1\"",
+            "INCR n",
+            "SET n 01",
+            "INCR n",
+            "SET n -0",
+            "INCR n",
+            "SET n 1.5",
+            "INCR n",
+            "SET n 99999999999999999999",
+            "INCR n",
+            &format!("SET n {I64_MAX}"),
+            "INCR n",
+            "DECR n",
+            "INCRBY n 1",
+            &format!("SET n {I64_MIN}"),
+            "DECR n",
+            "INCRBY n -1",
+            "INCR n",
+            "SET m 0",
+            &format!("DECRBY m {I64_MIN}"),
+            &format!("INCRBY m {I64_MIN}"),
+            &format!("INCRBY m {I64_MAX}"),
+            "INCRBY m x",
+            "DECRBY m 1.0",
+            "INCRBY m 9223372036854775808",
+            "SET t 5 EX 100",
+            "INCR t",
+            "TTL t",
+            "INCR",
+            "INCRBY n",
+        ]),
+    ]
+}
+
+fn keys() -> Vec<Script> {
+    vec![
+        Script::new("del exists unlink").run(&[
+            "SET a 1",
+            "SET b 2",
+            "EXISTS a b c",
+            "EXISTS a a a",
+            "DEL a c",
+            "UNLINK b b",
+            "EXISTS a b",
+            "DEL",
+            "UNLINK",
+            "EXISTS",
+        ]),
+        Script::new("expire family").run(&[
+            "EXPIRE k 10",
+            "SET k v",
+            "EXPIRE k 100",
+            "TTL k",
+            "EXPIRE k 50 NX",
+            "EXPIRE k 50 XX",
+            "TTL k",
+            "EXPIRE k 40 GT",
+            "EXPIRE k 60 GT",
+            "TTL k",
+            "EXPIRE k 70 LT",
+            "EXPIRE k 30 LT",
+            "TTL k",
+            "EXPIRE k 10 NX XX",
+            "EXPIRE k 10 GT LT",
+            "EXPIRE k 10 NX GT",
+            "EXPIRE k 10 xx gt",
+            "EXPIRE k notanint BADOPT",
+            "EXPIRE k 10 BADOPT",
+            "EXPIRE k notanint",
+            "EXPIRE k",
+            "SET p v",
+            "EXPIRE p 10 XX",
+            "EXPIRE p 10 GT",
+            "EXPIRE p 10 LT",
+            "TTL p",
+            "PERSIST p",
+            "EXPIRE p 10 NX",
+            "EXPIRE p 0",
+            "EXISTS p",
+            "SET p v",
+            "EXPIRE p -5",
+            "EXISTS p",
+            "SET q v",
+            "PEXPIRE q 100000",
+            "TTL q",
+            "PEXPIRE q -1",
+            "EXISTS q",
+            "SET e v",
+            "EXPIRE e 9223372036854775807",
+            "PEXPIRE e 9223372036854775807",
+            "EXPIRE e 9223370399119966",
+            "EXPIRE e 9223372036854775",
+            "PEXPIRE e 9223370000000000000",
+            "TTL e",
+            "EXPIRE e -9223372036854775808",
+            "EXPIRE e -9223372036854775",
+            "EXISTS e",
+        ]),
+        Script::new("expireat family").run(&[
+            "SET k v",
+            "EXPIREAT k 1",
+            "EXISTS k",
+            "SET k v",
+            "PEXPIREAT k 0",
+            "EXISTS k",
+            "SET k v",
+            "EXPIREAT k -1",
+            "EXISTS k",
+            "SET k v",
+            "EXPIREAT k 4102444800",
+            "EXPIRETIME k",
+            "PEXPIRETIME k",
+            "TTL k",
+            "EXPIREAT k 4102444801 GT",
+            "EXPIRETIME k",
+            "EXPIREAT k 4102444900 LT",
+            "PEXPIREAT k 4102444800000 LT",
+            "EXPIRETIME k",
+            "PEXPIREAT k 9223372036854775807",
+            "PEXPIRETIME k",
+            "EXPIREAT k 9223372036854775",
+            "EXPIREAT k 9223372036854776",
+            "EXPIREAT k 9223372036854775807",
+            "PEXPIREAT k -9223372036854775808",
+            "EXISTS k",
+            "EXPIREAT nokey 1",
+            "EXPIREAT k x",
+        ]),
+        Script::new("ttl family")
+            .run(&[
+                "TTL nokey",
+                "PTTL nokey",
+                "EXPIRETIME nokey",
+                "PEXPIRETIME nokey",
+                "SET k v",
+                "TTL k",
+                "PTTL k",
+                "EXPIRETIME k",
+                "PEXPIRETIME k",
+                "SET k v EX 100",
+                "TTL k",
+            ])
+            .differs(D::Timing(20), &["PTTL k", "PEXPIRETIME k"])
+            // TTL rounds to the nearest second (away from .5, where a millisecond decides).
+            .run(&["SET k v PX 1600", "TTL k", "SET k v PX 1400", "TTL k"])
+            .differs(D::Timing(20), &["PTTL k"]),
+        Script::new("persist").run(&[
+            "PERSIST nokey",
+            "SET k v",
+            "PERSIST k",
+            "SET k v EX 100",
+            "PERSIST k",
+            "TTL k",
+            "PERSIST k",
+        ]),
+        Script::new("expiry as time passes")
+            .run(&[
+                "SET a 1 PX 100",
+                "SET b 2 EX 100",
+                "PSETEX c 100 3",
+                "GET a",
+            ])
+            .sleep(200)
+            .run(&["GET a", "EXISTS a b c", "TTL a", "DBSIZE"]),
+    ]
+}
+
+fn server() -> Vec<Script> {
+    vec![
+        Script::new("connection").run(&[
+            "PING",
+            "PING hello",
+            "PING a b",
+            "ping",
+            "ECHO hi",
+            "ECHO",
+            "ECHO a b",
+            "SELECT 0",
+            "SELECT -1",
+            "SELECT 4294967296",
+            "SELECT x",
+            "SELECT",
+            "AUTH pw",
+            "AUTH default pw",
+            "AUTH a b c",
+            "AUTH",
+        ]),
+        Script::new("select")
+            .differs(D::OneDatabase, &["SELECT 1", "SELECT 15"])
+            .run(&["SELECT 16"]),
+        Script::new("dbsize flush").run(&[
+            "DBSIZE",
+            "SET a 1",
+            "SET b 2 EX 100",
+            "DBSIZE",
+            "FLUSHALL",
+            "DBSIZE",
+            "SET a 1",
+            "FLUSHDB ASYNC",
+            "DBSIZE",
+            "FLUSHALL sync",
+            "FLUSHALL a",
+            "FLUSHALL a b",
+            "FLUSHDB a b",
+            "DBSIZE x",
+        ]),
+        Script::new("unknown and arity")
+            .run(&[
+                "NOSUCH",
+                "NOSUCH a b",
+                "\"\"",
+                "GET",
+                "GET a b",
+                "SET k",
+                "GETDEL",
+                "GETEX",
+                "DEL",
+                "TTL",
+                "TTL a b",
+                "PTTL",
+                "EXPIRETIME",
+                "PEXPIRETIME a b",
+                "PERSIST",
+                "INCR",
+                "DECR a b",
+                "INCRBY a",
+                "DECRBY a",
+                "SETEX a 1",
+                "PSETEX a",
+                "EXPIRE a",
+                "PEXPIRE a",
+                "EXPIREAT a",
+                "PEXPIREAT a",
+                "FLUSHDB a b c",
+                "CONFIG",
+                "CONFIG GET",
+                "CONFIG SET timeout",
+                "CONFIG RESETSTAT x",
+                "CONFIG NOSUCH",
+                "CLIENT",
+                "CLIENT NOSUCH",
+                "CLIENT ID x",
+                "COMMAND NOSUCH",
+                "COMMAND COUNT x",
+            ])
+            .differs(D::CommandSubset, &["COMMAND INFO"]),
+        Script::new("config")
+            .run(&[
+                "CONFIG GET timeout",
+                "CONFIG GET TIMEOUT",
+                "CONFIG GET nosuch",
+                "CONFIG GET save",
+                "CONFIG GET appendonly",
+                "CONFIG SET timeout 0",
+                "CONFIG SET nosuch 1",
+                "CONFIG SET timeout abc",
+                "CONFIG SET TIMEOUT -1",
+                "CONFIG SET timeout 5 timeout 6",
+                "CONFIG SET timeout 5 nosuch 1",
+                "CONFIG SET timeout 5 maxclients",
+                "CONFIG REWRITE",
+                "CONFIG RESETSTAT",
+                "CONFIG GET timeout",
+            ])
+            .differs(D::UnorderedPairs, &["CONFIG GET timeout save appendonly"])
+            .differs(
+                D::NoPersistence,
+                &["CONFIG SET appendonly no", "CONFIG SET save \"\""],
+            )
+            .differs(D::HelpText, &["CONFIG HELP"]),
+        Script::new("command table")
+            .run(&[
+                "COMMAND INFO get set getex del exists expire ttl incr flushall info",
+                "COMMAND INFO nosuch GET",
+                "COMMAND INFO config|get client|id command|count",
+                "COMMAND INFO dbsize select auth hello ping echo quit",
+                "COMMAND DOCS nosuch",
+            ])
+            .differs(
+                D::CommandSubset,
+                &[
+                    "COMMAND COUNT",
+                    "COMMAND INFO config",
+                    "COMMAND INFO client",
+                    "COMMAND INFO command",
+                    "COMMAND",
+                    "COMMAND LIST",
+                ],
+            )
+            .differs(D::Docs, &["COMMAND DOCS get set config", "COMMAND DOCS"])
+            .differs(D::HelpText, &["COMMAND HELP", "CLIENT HELP"]),
+        Script::new("client")
+            .differs(D::ClientId, &["CLIENT ID"])
+            .differs(D::ClientSetinfo, &["CLIENT SETINFO lib-name redis-py"]),
+        Script::new("hello")
+            .differs(
+                D::Handshake,
+                &["HELLO", "HELLO 2", "HELLO 2 AUTH default pw"],
+            )
+            .differs(D::Resp2Only, &["HELLO 3"])
+            .run(&[
+                "HELLO 4",
+                "HELLO 1",
+                "HELLO two",
+                "HELLO 2 AUTH default",
+                "HELLO 2 BOGUS",
+                "HELLO 2 AUTH default pw SETNAME",
+                "PING",
+            ]),
+        Script::new("info").differs(
+            D::InfoText,
+            &[
+                "INFO",
+                "INFO server",
+                "INFO server clients",
+                "INFO keyspace",
+                "INFO nosuch server",
+                "INFO ALL",
+            ],
+        ),
+    ]
+}
+
+fn pipelines() -> Vec<Script> {
+    vec![
+        Script::new("pipelines")
+            .pipeline(&["SET a 1", "INCR a", "GET a", "DEL a", "GET a"])
+            .pipeline(&[
+                "PING",
+                "NOSUCH x",
+                "GET",
+                "ECHO still",
+                "SET k v EX 0",
+                "GET k",
+            ])
+            .pipeline(&[
+                "SET k 1",
+                "EXPIRE k 100",
+                "TTL k",
+                "PERSIST k",
+                "TTL k",
+                "GETDEL k",
+                "EXISTS k",
+            ]),
+        Script::new("long pipeline").pipeline(
+            &(0..200)
+                .map(|i| {
+                    if i % 2 == 0 {
+                        "INCR counter"
+                    } else {
+                        "GET counter"
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Script::new("binary").binary(vec![
+            Request {
+                args: vec![b"SET".to_vec(), vec![0, 1, 2, 255], vec![b'\r', b'\n', 0]],
+                differs: None,
+            },
+            Request {
+                args: vec![b"GET".to_vec(), vec![0, 1, 2, 255]],
+                differs: None,
+            },
+        ]),
+    ]
+}
+
+/// A seeded random mix of the commands above over a few keys.
+fn random_mix(seed: u64, steps: usize) -> Script {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let keys = ["k0", "k1", "k2", "k3", "k4"];
+    let numbers = [
+        "0", "1", "-1", "7", "100", I64_MAX, I64_MIN, "x", "01", "3.5",
+    ];
+    let mut script = Script::new(&format!("random mix (seed {seed})"));
+    let mut pipeline = Vec::new();
+    for _ in 0..steps {
+        let k = keys[rng.random_range(0..keys.len())];
+        let k2 = keys[rng.random_range(0..keys.len())];
+        let n = numbers[rng.random_range(0..numbers.len())];
+        let secs = rng.random_range(100..10_000);
+        let line = match rng.random_range(0..18) {
+            0 => format!("SET {k} {n}"),
+            1 => {
+                let options = ["", "NX", "XX", "GET", "KEEPTTL", "NX GET", "XX GET"];
+                let option = options[rng.random_range(0..options.len())];
+                let expiry = if rng.random_bool(0.5) {
+                    format!("EX {secs}")
+                } else {
+                    String::new()
+                };
+                format!("SET {k} {n} {option} {expiry}")
+            }
+            2 => format!("GET {k}"),
+            3 => format!("DEL {k} {k2}"),
+            4 => format!("EXISTS {k} {k2} {k}"),
+            5 => format!("INCR {k}"),
+            6 => format!("DECR {k}"),
+            7 => format!("INCRBY {k} {n}"),
+            8 => format!("DECRBY {k} {n}"),
+            9 => format!("GETDEL {k}"),
+            10 => format!("GETEX {k} EX {secs}"),
+            11 => format!("GETEX {k} PERSIST"),
+            12 => format!("EXPIRE {k} {secs}"),
+            13 => format!("EXPIRE {k} {n}"),
+            14 => format!("TTL {k}"),
+            15 => format!("PERSIST {k}"),
+            16 => "DBSIZE".to_string(),
+            _ => format!("SETEX {k} {secs} {n}"),
+        };
+        pipeline.push(Request {
+            args: words(&line),
+            differs: None,
+        });
+        if rng.random_range(0..4) == 0 {
+            script
+                .steps
+                .push(Step::Pipeline(std::mem::take(&mut pipeline)));
+        }
+    }
+    if !pipeline.is_empty() {
+        script.steps.push(Step::Pipeline(pipeline));
+    }
+    script
+}
+
+#[test]
+fn net_shell_answers_as_redis_does() {
+    if !have("redis-server") {
+        skip("redis-server is not installed");
+        return;
+    }
+    let started = Instant::now();
+    let redis = RedisServer::start().expect("redis-server");
+    let mut shell = Shell::start();
+    let mut scripts = Vec::new();
+    scripts.extend(strings());
+    scripts.extend(keys());
+    scripts.extend(server());
+    scripts.extend(pipelines());
+    for seed in [1, 2, 3] {
+        scripts.push(random_mix(seed, 400));
+    }
+    let tally = run_scripts(&redis, &mut shell, &scripts).expect("both servers answer");
+    for m in &tally.mismatches {
+        eprintln!(
+            "MISMATCH {}: {}\n  redis:     {}\n  net-shell: {}\n  ({})",
+            m.at, m.request, m.redis, m.shell, m.why
+        );
+    }
+    eprintln!(
+        "{} scripts: {} replies equal byte for byte, {} intended differences checked, {} mismatches, in {:.1} s",
+        scripts.len(),
+        tally.exact,
+        tally.intended,
+        tally.mismatches.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        tally.mismatches.is_empty(),
+        "{} mismatches",
+        tally.mismatches.len()
+    );
+}
