@@ -508,7 +508,7 @@ fn now_going_backwards_is_harmless() {
 
 const MASS: usize = 100_000;
 const MASS_KEYS: usize = MASS + 16;
-type Mass = Sim<4, MASS_KEYS, 2_400_000>;
+type Mass = Sim<4, MASS_KEYS, 3_300_000>;
 
 /// 100,000 keys due at the same tick: a PING is answered by the first poll at the deadline,
 /// the keys are removed `expire_budget` per poll while `poll` asks to be called again at once,
@@ -517,7 +517,7 @@ type Mass = Sim<4, MASS_KEYS, 2_400_000>;
 fn mass_expiry_spreads_over_polls_and_keeps_serving() {
     sim::big_stack(|| {
         const DEADLINE: u64 = 60_000;
-        let store: &'static mut Store<MASS_KEYS, 2_400_000> = sim::store();
+        let store: &'static mut Store<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..MASS {
             let key = format!("key:{i:06}");
             store
@@ -576,7 +576,7 @@ fn mass_expiry_spreads_over_polls_and_keeps_serving() {
 fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
     sim::big_stack(|| {
         const DEADLINE: u64 = 5_000;
-        let store: &'static mut Store<MASS_KEYS, 2_400_000> = sim::store();
+        let store: &'static mut Store<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..20_000 {
             let key = format!("key:{i:06}");
             store

@@ -62,19 +62,20 @@ fn store_full_of_keys_refuses_new_keys_and_keeps_every_key() {
     assert_eq!(sim.request(c, &["SET", "newer", "v"]), Reply::ok());
 }
 
-/// Values of 1020 bytes in a 4096-byte pool, with a filler that leaves 3 bytes free.
+/// Values of 1000 bytes (1,024-byte blocks: 8 + key + value, rounded up to a size class) in a
+/// 4096-byte pool, with a filler that takes the last 1,024.
 fn full_of_bytes() -> (Sim<4, 256, 4096>, sim::Client) {
     let mut sim: Sim<4, 256, 4096> = Sim::new(Timeouts::DEFAULT);
     let c = sim.connect_ready();
     for i in 0..3 {
-        let value = char::from(b'a' + i).to_string().repeat(1020);
+        let value = char::from(b'a' + i).to_string().repeat(1000);
         assert_eq!(
             sim.request(c, &["SET", &format!("k{i}"), &value]),
             Reply::ok()
         );
     }
-    assert_eq!(sim.request(c, &["SET", "f", &"f".repeat(994)]), Reply::ok());
-    assert_eq!(sim.server.store().bytes_used(), 4093);
+    assert_eq!(sim.request(c, &["SET", "f", &"f".repeat(1015)]), Reply::ok());
+    assert_eq!(sim.server.store().bytes_used(), 4096);
     (sim, c)
 }
 
@@ -90,16 +91,16 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
         assert_eq!(sim.request(c, args), Reply::error(OOM), "{:?}", &args[..2]);
     }
     for i in 0..3u8 {
-        let value = char::from(b'a' + i).to_string().repeat(1020);
+        let value = char::from(b'a' + i).to_string().repeat(1000);
         assert_eq!(
             sim.request(c, &["GET", &format!("k{i}")]),
             Reply::bulk(&value)
         );
     }
-    assert_eq!(sim.request(c, &["GET", "f"]), Reply::bulk(&"f".repeat(994)));
-    assert_eq!(sim.server.store().bytes_used(), 4093);
+    assert_eq!(sim.request(c, &["GET", "f"]), Reply::bulk(&"f".repeat(1015)));
+    assert_eq!(sim.server.store().bytes_used(), 4096);
     let info = sim.request(c, &["INFO", "memory"]).text();
-    assert_eq!(info_field(&info, "used_memory"), 4093);
+    assert_eq!(info_field(&info, "used_memory"), 4096);
     assert_eq!(info_field(&info, "maxmemory"), 4096);
 }
 
@@ -107,12 +108,12 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
 #[test]
 fn full_store_overwrites_in_place_with_and_without_get() {
     let (mut sim, c) = full_of_bytes();
-    let b = "B".repeat(1020);
+    let b = "B".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "k1", &b]), Reply::ok());
-    let c2 = "C".repeat(1020);
+    let c2 = "C".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "k1", &c2, "GET"]), Reply::bulk(&b));
     assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk(&c2));
-    assert_eq!(sim.server.store().bytes_used(), 4093);
+    assert_eq!(sim.server.store().bytes_used(), 4096);
 }
 
 /// A shorter value gives its bytes back: what was refused for lack of room then fits.
@@ -124,16 +125,12 @@ fn overwriting_with_a_shorter_value_frees_bytes() {
         Reply::error(OOM)
     );
     assert_eq!(sim.request(c, &["SET", "k1", "short"]), Reply::ok());
-    assert!(
-        sim.server.store().bytes_used() <= 4093 - 1015 + 8,
-        "used {}",
-        sim.server.store().bytes_used()
-    );
+    assert_eq!(sim.server.store().bytes_used(), 4096 - 1024 + 16);
     assert_eq!(sim.request(c, &["SET", "z", &"z".repeat(900)]), Reply::ok());
     assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk("short"));
     assert_eq!(
         sim.request(c, &["GET", "k0"]),
-        Reply::bulk(&"a".repeat(1020))
+        Reply::bulk(&"a".repeat(1000))
     );
     assert_eq!(sim.request(c, &["GET", "z"]), Reply::bulk(&"z".repeat(900)));
     // Counters that shrink and grow keep working in a full pool.
