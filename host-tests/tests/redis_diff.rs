@@ -449,7 +449,32 @@ fn server() -> Vec<Script> {
             .differs(D::HelpText, &["COMMAND HELP", "CLIENT HELP"]),
         Script::new("client")
             .differs(D::ClientId, &["CLIENT ID"])
-            .differs(D::ClientSetinfo, &["CLIENT SETINFO lib-name redis-py"]),
+            .differs(D::ClientSetinfo, &["CLIENT SETINFO lib-name redis-py"])
+            .run(&[
+                "CLIENT GETNAME",
+                "CLIENT SETNAME \"a b\"",
+                "CLIENT SETNAME \"a\\nb\"",
+                "CLIENT SETNAME \"\\x80\"",
+                "CLIENT SETNAME \"\\x7f\"",
+                "CLIENT GETNAME",
+                "CLIENT SETNAME my-app:1",
+                "CLIENT GETNAME",
+                "CLIENT SETNAME ''",
+                "CLIENT GETNAME",
+                "CLIENT SETNAME",
+                "CLIENT SETNAME a b",
+                "CLIENT GETNAME x",
+                "HELLO 2 SETNAME \"a b\"",
+                "CLIENT GETNAME",
+                "HELLO 2 SETNAME x SETNAME",
+            ])
+            .differs(D::HelloNameOnSuccess, &["CLIENT GETNAME"])
+            .differs(D::Handshake, &["HELLO 2 SETNAME from-hello"])
+            .run(&["CLIENT GETNAME"])
+            .differs(
+                D::ValueLimit,
+                &["CLIENT SETNAME a-name-longer-than-thirty-two-bytes"],
+            ),
         Script::new("hello")
             .differs(
                 D::Handshake,

@@ -102,7 +102,7 @@ fn command_info_names_unknown_commands_nil() {
     assert!(
         matches!(&info[0], Reply::Array(f) if f[0] == Reply::bulk("get") && f[1] == Reply::Int(2))
     );
-    assert_eq!(info[1], Reply::NilArray);
+    assert_eq!(info[1], Reply::Nil); // as Redis: a null bulk
     assert!(
         matches!(&info[2], Reply::Array(f) if f[0] == Reply::bulk("config|get") && f[1] == Reply::Int(-3))
     );

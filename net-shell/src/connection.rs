@@ -3,7 +3,7 @@
 use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
-use crate::command::Continuation;
+use crate::command::{ClientName, Continuation};
 use crate::server::endpoints::{Endpoint, NO_SLOT};
 use crate::server::timer_policy::OpenTiming;
 
@@ -58,6 +58,8 @@ pub(crate) struct Connection<'a> {
     pub(crate) dirty: bool,
     /// A reply larger than the reply buffer, written in parts: where it goes on.
     pub(crate) more: Option<Continuation>,
+    /// The name the client gave itself (`CLIENT SETNAME`).
+    pub(crate) name: ClientName,
 }
 
 impl<'a> Connection<'a> {
@@ -82,6 +84,7 @@ impl<'a> Connection<'a> {
             write_since: None,
             blocked: false,
             more: None,
+            name: ClientName::new(),
         }
     }
 
@@ -94,6 +97,7 @@ impl<'a> Connection<'a> {
         self.write_since = None;
         self.blocked = false;
         self.more = None;
+        self.name = ClientName::new();
     }
 
     /// What the timer policy looks at.

@@ -276,9 +276,6 @@ fn run(args: Args) -> Result<(), String> {
     let mut server: Server<'static, CONNS, KEYS, BYTES> =
         Server::new(config, store, slots, buffer, &mut device, now())
             .map_err(|e| format!("cannot start: {e}"))?;
-    if let Ok(unix) = SystemTime::now().duration_since(UNIX_EPOCH) {
-        server.set_unix_time(now(), unix.as_millis() as u64);
-    }
 
     let mut wakeups = Wakeups::new(device.as_raw_fd())
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -286,7 +283,14 @@ fn run(args: Args) -> Result<(), String> {
     let mut ready = false;
     let mut shutdown_deadline: Option<u64> = None;
     loop {
-        let t = now();
+        let elapsed = start.elapsed();
+        let t = elapsed.as_millis() as u64;
+        // The Unix time, as an offset from the tick taken afresh each poll (so clock steps
+        // and drift are followed) and never behind the wall clock's millisecond: see
+        // `unix_offset_ms`.
+        if let Ok(unix) = SystemTime::now().duration_since(UNIX_EPOCH) {
+            server.set_unix_time(t, unix_offset_ms(elapsed, unix).wrapping_add(t));
+        }
         if stop && shutdown_deadline.is_none() {
             log::info!(
                 "signal received: closing {} connection(s)",
@@ -335,8 +339,48 @@ fn run(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// The Unix time in ms at tick 0, for a server whose tick is `elapsed` in whole ms: one more
+/// than the exact offset, rounded down, so that `offset + tick` is never behind the wall
+/// clock's whole millisecond, whatever the fractions of the two clocks.
+///
+/// Redis compares a client's absolute time with `mstime()`: after `PXAT t` a client computed
+/// from its clock, `PTTL` never exceeds `t - its clock`. An offset of the two clocks' whole
+/// milliseconds (`unix_ms - tick`) lags the wall clock by up to 2 ms with the wrong
+/// fractions, and made `PTTL` answer 10001 after `PXAT now+10000` in most tries; this one is
+/// ahead by at most a millisecond and some.
+fn unix_offset_ms(elapsed: Duration, unix: Duration) -> u64 {
+    let exact_ns = unix.as_nanos().saturating_sub(elapsed.as_nanos());
+    (exact_ns / 1_000_000) as u64 + 1
+}
+
 #[cfg(test)]
 mod tests {
+    /// Whatever the fractions of the monotonic clock and the wall clock, `offset + tick`
+    /// (what the server takes as Unix time) is at or after the wall clock's whole millisecond,
+    /// and at most 2 ms after it; the old offset (`unix_ms - tick`) fell behind.
+    #[test]
+    fn unix_estimate_never_behind_the_wall_clock() {
+        use std::time::Duration;
+        let mut lagged = 0;
+        for i in 0..10_000u64 {
+            // Fractions spread over the millisecond, for both clocks, at start and later.
+            let start_mono = Duration::from_nanos(5_000_000_000 + i * 7_919 % 1_000_000);
+            let start_unix =
+                Duration::from_nanos(1_700_000_000_000_000_000 + i * 104_729 % 1_000_000);
+            let offset = super::unix_offset_ms(start_mono, start_unix);
+            let old_offset = (start_unix.as_millis() - start_mono.as_millis()) as u64;
+            for later_ns in [0, 400_000, 999_999, 1_000_001, 123_456_789] {
+                let later = Duration::from_nanos(later_ns);
+                let tick = (start_mono + later).as_millis() as u64;
+                let wall_ms = (start_unix + later).as_millis() as u64;
+                assert!(offset + tick >= wall_ms, "behind at {i}/{later_ns}");
+                assert!(offset + tick <= wall_ms + 2, "ahead at {i}/{later_ns}");
+                lagged += usize::from(old_offset + tick < wall_ms);
+            }
+        }
+        assert!(lagged > 0, "the old offset should lag sometimes");
+    }
+
     use super::parse_mac;
 
     #[test]

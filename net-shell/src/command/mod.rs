@@ -76,6 +76,33 @@ pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     pub started: Tick,
     /// The connection's id (`CLIENT ID`, `HELLO`): its number among all accepted, from 1.
     pub client_id: u64,
+    /// The connection's name (`CLIENT SETNAME`, `HELLO … SETNAME`).
+    pub client_name: &'s mut ClientName,
+}
+
+/// A connection's name, as `CLIENT SETNAME` sets it: printable ASCII without spaces, at most
+/// [`ClientName::MAX`] bytes; empty for none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientName(heapless::Vec<u8, { ClientName::MAX }>);
+
+impl ClientName {
+    /// The longest name kept (Redis has no limit; here each connection holds its name).
+    pub const MAX: usize = 32;
+
+    /// No name.
+    pub const fn new() -> Self {
+        Self(heapless::Vec::new())
+    }
+
+    /// The name; empty for none.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// `name`, if it fits.
+    pub(crate) fn from_bytes(name: &[u8]) -> Option<Self> {
+        heapless::Vec::from_slice(name).ok().map(Self)
+    }
 }
 
 /// A reply being assembled: `Err` means the reply buffer was too small.

@@ -1,8 +1,8 @@
 //! Connection and server commands (Redis' `server.c`, `networking.c`, `acl.c`).
 
 use super::{
-    bulk_or_nil, error, error_fmt, integer, is, ok, After, Context, Reply, ReplyWriter, Shown,
-    SYNTAX,
+    bulk_or_nil, error, error_fmt, integer, is, ok, After, ClientName, Context, Reply, ReplyWriter,
+    Shown, SYNTAX,
 };
 use crate::auth;
 use crate::config::Settings;
@@ -102,6 +102,40 @@ pub(crate) fn client_id<const K: usize, const B: usize>(
     integer(out, ctx.client_id.min(i64::MAX as u64) as i64)
 }
 
+/// Checks a client name as Redis' `validateClientName` does (printable ASCII, no spaces),
+/// and that it fits.
+fn valid_name(name: &[u8]) -> Result<ClientName, &'static str> {
+    if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return Err("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    ClientName::from_bytes(name).ok_or("ERR Client names are at most 32 bytes here")
+}
+
+/// `CLIENT SETNAME name`: an empty name removes it.
+pub(crate) fn client_setname<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    match valid_name(argv[2]) {
+        Ok(name) => {
+            *ctx.client_name = name;
+            ok(out)
+        }
+        Err(why) => error(out, why),
+    }
+}
+
+/// `CLIENT GETNAME`: the name, or nil.
+pub(crate) fn client_getname<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let name = ctx.client_name.as_bytes();
+    bulk_or_nil(out, (!name.is_empty()).then_some(name))
+}
+
 /// `CLIENT SETINFO …`: accepted and not kept.
 pub(crate) fn client_setinfo<const K: usize, const B: usize>(
     _: &mut Context<'_, K, B>,
@@ -167,8 +201,9 @@ pub(crate) fn hello<const K: usize, const B: usize>(
             }
         }
     }
-    // Options: AUTH takes two arguments, SETNAME one. Names are not kept.
+    // Options: AUTH takes two arguments, SETNAME one (checked here, set once authenticated).
     let mut credentials = None;
+    let mut name = None;
     let mut i = 1;
     while i < args.len() {
         let option = args[i];
@@ -177,6 +212,10 @@ pub(crate) fn hello<const K: usize, const B: usize>(
             credentials = Some((args[i + 1], args[i + 2]));
             i += 3;
         } else if is(option, "setname") && more >= 1 {
+            match valid_name(args[i + 1]) {
+                Ok(valid) => name = Some(valid),
+                Err(why) => return error(out, why),
+            }
             i += 2;
         } else {
             return error_fmt(
@@ -193,6 +232,9 @@ pub(crate) fn hello<const K: usize, const B: usize>(
     }
     if ctx.settings.security.requires_auth() && !*ctx.authenticated {
         return error(out, auth::HELLO_NOAUTH);
+    }
+    if let Some(name) = name {
+        *ctx.client_name = name;
     }
     let client_id = ctx.client_id;
     out.array_header(14)?;

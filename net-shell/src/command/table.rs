@@ -333,463 +333,95 @@ const KEY_RW_ACCESS_DELETE: &[KeySpec] =
 /// capacities; each build has one store type, so one table.
 pub(crate) struct Table<const K: usize, const B: usize>;
 
+// One row per line, as a table reads.
+#[rustfmt::skip]
 impl<const K: usize, const B: usize> Table<K, B> {
     /// Every command, in the order `COMMAND` lists them.
     pub(crate) const ROWS: &'static [Command<K, B>] = &[
         // Strings.
-        row(
-            "get",
-            2,
-            F::READONLY.or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::get,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RO_ACCESS),
-        row(
-            "set",
-            -3,
-            F::WRITE.or(F::DENYOOM),
-            A::STRING,
-            G::String,
-            strings::set,
-        )
-        .keys(1, 1, 1)
-        .specs(&[KeySpec::new(
-            KF::RW.or(KF::ACCESS).or(KF::UPDATE).or(KF::VARIABLE_FLAGS),
-            1,
-            0,
-            1,
-        )
-        .notes("RW and ACCESS due to the optional `GET` argument")]),
-        row(
-            "setex",
-            4,
-            F::WRITE.or(F::DENYOOM),
-            A::STRING,
-            G::String,
-            strings::setex,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_OW_UPDATE),
-        row(
-            "psetex",
-            4,
-            F::WRITE.or(F::DENYOOM),
-            A::STRING,
-            G::String,
-            strings::psetex,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_OW_UPDATE),
-        row(
-            "getdel",
-            2,
-            F::WRITE.or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::getdel,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_ACCESS_DELETE),
-        row(
-            "getex",
-            -2,
-            F::WRITE.or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::getex,
-        )
-        .keys(1, 1, 1)
-        .specs(
-            &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)
-                .notes("RW and UPDATE because it changes the TTL")],
-        ),
-        row(
-            "incr",
-            2,
-            F::WRITE.or(F::DENYOOM).or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::incr,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_ACCESS_UPDATE),
-        row(
-            "decr",
-            2,
-            F::WRITE.or(F::DENYOOM).or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::decr,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_ACCESS_UPDATE),
-        row(
-            "incrby",
-            3,
-            F::WRITE.or(F::DENYOOM).or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::incrby,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_ACCESS_UPDATE),
-        row(
-            "decrby",
-            3,
-            F::WRITE.or(F::DENYOOM).or(F::FAST),
-            A::STRING,
-            G::String,
-            strings::decrby,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_ACCESS_UPDATE),
+        row("get", 2, READ_FAST, A::STRING, G::String, strings::get).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        row("set", -3, WRITE_DENYOOM, A::STRING, G::String, strings::set).keys(1, 1, 1)
+            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE).or(KF::VARIABLE_FLAGS), 1, 0, 1)
+                .notes("RW and ACCESS due to the optional `GET` argument")]),
+        row("setex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
+        row("psetex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::psetex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
+        row("getdel", 2, WRITE_FAST, A::STRING, G::String, strings::getdel).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
+        row("getex", -2, WRITE_FAST, A::STRING, G::String, strings::getex).keys(1, 1, 1)
+            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)
+                .notes("RW and UPDATE because it changes the TTL")]),
+        row("incr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        row("decr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        row("incrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        row("decrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
         // Keys.
-        row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del)
-            .keys(1, -1, 1)
-            .tips(MULTI_SHARD_SUM)
+        row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
             .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
-        row(
-            "unlink",
-            -2,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::del,
-        )
-        .keys(1, -1, 1)
-        .tips(MULTI_SHARD_SUM)
-        .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
-        row(
-            "exists",
-            -2,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::exists,
-        )
-        .keys(1, -1, 1)
-        .tips(MULTI_SHARD_SUM)
-        .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
-        row(
-            "expire",
-            -3,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::expire,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_UPDATE),
-        row(
-            "pexpire",
-            -3,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::pexpire,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_UPDATE),
-        row(
-            "expireat",
-            -3,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::expireat,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_UPDATE),
-        row(
-            "pexpireat",
-            -3,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::pexpireat,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_UPDATE),
-        row(
-            "ttl",
-            2,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::ttl,
-        )
-        .keys(1, 1, 1)
-        .tips(&["nondeterministic_output"])
-        .specs(KEY_RO_ACCESS),
-        row(
-            "pttl",
-            2,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::pttl,
-        )
-        .keys(1, 1, 1)
-        .tips(&["nondeterministic_output"])
-        .specs(KEY_RO_ACCESS),
-        row(
-            "expiretime",
-            2,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::expiretime,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RO_ACCESS),
-        row(
-            "pexpiretime",
-            2,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::pexpiretime,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RO_ACCESS),
-        row(
-            "persist",
-            2,
-            F::WRITE.or(F::FAST),
-            A::KEYSPACE,
-            G::Generic,
-            keys::persist,
-        )
-        .keys(1, 1, 1)
-        .specs(KEY_RW_UPDATE),
+        row("unlink", -2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+            .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
+        row("exists", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::exists).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+            .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+        row("expire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        row("pexpire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        row("expireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        row("pexpireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        row("ttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::ttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+        row("pttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+        row("expiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::expiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        row("pexpiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        row("persist", 2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::persist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
         // Server.
-        row(
-            "dbsize",
-            1,
-            F::READONLY.or(F::FAST),
-            A::KEYSPACE,
-            G::Server,
-            server::dbsize,
-        )
-        .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
-        row(
-            "flushall",
-            -1,
-            F::WRITE,
-            A::KEYSPACE.or(A::DANGEROUS),
-            G::Server,
-            server::flush,
-        )
-        .tips(ALL_SHARDS_SUCCEEDED),
-        row(
-            "flushdb",
-            -1,
-            F::WRITE,
-            A::KEYSPACE.or(A::DANGEROUS),
-            G::Server,
-            server::flush,
-        )
-        .tips(ALL_SHARDS_SUCCEEDED),
-        row(
-            "info",
-            -1,
-            F::LOADING.or(F::STALE),
-            A::DANGEROUS,
-            G::Server,
-            server::info,
-        )
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ]),
+        row("dbsize", 1, READ_FAST, A::KEYSPACE, G::Server, server::dbsize).tips(ALL_SHARDS_SUM),
+        row("flushall", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
+        row("flushdb", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
+        row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
+            .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
         row("config", -2, F::NONE, A::NONE, G::Server, help).subcommands(Self::CONFIG),
-        row(
-            "command",
-            -1,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            command_list,
-        )
-        .tips(&["nondeterministic_output_order"])
-        .subcommands(Self::COMMAND),
+        row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
+            .subcommands(Self::COMMAND),
         // Connection.
-        row(
-            "select",
-            2,
-            LOADING_STALE.or(F::FAST),
-            A::CONNECTION,
-            G::Connection,
-            server::select,
-        ),
+        row("select", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::select),
         row("client", -2, F::NONE, A::NONE, G::Connection, help).subcommands(Self::CLIENT),
-        row(
-            "auth",
-            -2,
-            NO_AUTH,
-            A::CONNECTION,
-            G::Connection,
-            server::auth,
-        ),
-        row(
-            "hello",
-            -1,
-            NO_AUTH,
-            A::CONNECTION,
-            G::Connection,
-            server::hello,
-        ),
-        row(
-            "ping",
-            -1,
-            F::FAST,
-            A::CONNECTION,
-            G::Connection,
-            server::ping,
-        )
-        .tips(ALL_SHARDS_SUCCEEDED),
-        row(
-            "echo",
-            2,
-            LOADING_STALE.or(F::FAST),
-            A::CONNECTION,
-            G::Connection,
-            server::echo,
-        ),
-        row(
-            "quit",
-            -1,
-            NO_AUTH,
-            A::CONNECTION,
-            G::Connection,
-            server::quit,
-        ),
+        row("auth", -2, NO_AUTH, A::CONNECTION, G::Connection, server::auth),
+        row("hello", -1, NO_AUTH, A::CONNECTION, G::Connection, server::hello),
+        row("ping", -1, F::FAST, A::CONNECTION, G::Connection, server::ping).tips(ALL_SHARDS_SUCCEEDED),
+        row("echo", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::echo),
+        row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
     ];
 
     const CONFIG: &'static [Command<K, B>] = &[
         row("config|help", 2, LOADING_STALE, A::NONE, G::Server, help),
-        row(
-            "config|rewrite",
-            2,
-            ADMIN_CONFIG,
-            A::NONE,
-            G::Server,
-            config::rewrite,
-        ),
-        row(
-            "config|resetstat",
-            2,
-            ADMIN_CONFIG,
-            A::NONE,
-            G::Server,
-            config::resetstat,
-        ),
-        row(
-            "config|get",
-            -3,
-            ADMIN_CONFIG,
-            A::NONE,
-            G::Server,
-            config::get,
-        ),
-        row(
-            "config|set",
-            -4,
-            ADMIN_CONFIG,
-            A::NONE,
-            G::Server,
-            config::set,
-        )
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        row("config|rewrite", 2, ADMIN_CONFIG, A::NONE, G::Server, config::rewrite),
+        row("config|resetstat", 2, ADMIN_CONFIG, A::NONE, G::Server, config::resetstat),
+        row("config|get", -3, ADMIN_CONFIG, A::NONE, G::Server, config::get),
+        row("config|set", -4, ADMIN_CONFIG, A::NONE, G::Server, config::set)
+            .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
     ];
 
     const COMMAND: &'static [Command<K, B>] = &[
-        row(
-            "command|list",
-            -2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            command_list_names,
-        )
-        .tips(&["nondeterministic_output_order"]),
-        row(
-            "command|info",
-            -2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            command_info,
-        )
-        .tips(&["nondeterministic_output_order"]),
-        row(
-            "command|count",
-            2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            command_count,
-        ),
-        row(
-            "command|help",
-            2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            help,
-        ),
-        row(
-            "command|docs",
-            -2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Server,
-            command_docs,
-        )
-        .tips(&["nondeterministic_output_order"]),
+        row("command|list", -2, LOADING_STALE, A::CONNECTION, G::Server, command_list_names).tips(NONDETERMINISTIC_ORDER),
+        row("command|info", -2, LOADING_STALE, A::CONNECTION, G::Server, command_info).tips(NONDETERMINISTIC_ORDER),
+        row("command|count", 2, LOADING_STALE, A::CONNECTION, G::Server, command_count),
+        row("command|help", 2, LOADING_STALE, A::CONNECTION, G::Server, help),
+        row("command|docs", -2, LOADING_STALE, A::CONNECTION, G::Server, command_docs).tips(NONDETERMINISTIC_ORDER),
     ];
 
     const CLIENT: &'static [Command<K, B>] = &[
-        row(
-            "client|setname",
-            3,
-            CLIENT_FLAGS,
-            A::CONNECTION,
-            G::Connection,
-            server::client_setinfo,
-        ),
-        row(
-            "client|help",
-            2,
-            LOADING_STALE,
-            A::CONNECTION,
-            G::Connection,
-            help,
-        ),
-        row(
-            "client|id",
-            2,
-            CLIENT_FLAGS,
-            A::CONNECTION,
-            G::Connection,
-            server::client_id,
-        ),
+        row("client|setname", 3, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setname),
+        row("client|getname", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_getname),
+        row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
+        row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
         // Redis 7.2's: client libraries send it on connecting.
-        row(
-            "client|setinfo",
-            -4,
-            CLIENT_FLAGS,
-            A::CONNECTION,
-            G::Connection,
-            server::client_setinfo,
-        ),
+        row("client|setinfo", -4, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setinfo),
     ];
 }
 
+const READ_FAST: Flags = F::READONLY.or(F::FAST);
+const WRITE_FAST: Flags = F::WRITE.or(F::FAST);
+const WRITE_DENYOOM: Flags = F::WRITE.or(F::DENYOOM);
+const WRITE_DENYOOM_FAST: Flags = WRITE_DENYOOM.or(F::FAST);
+const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
+const NONDETERMINISTIC_ORDER: &[&str] = &["nondeterministic_output_order"];
+const ALL_SHARDS_SUM: &[&str] = &["request_policy:all_shards", "response_policy:agg_sum"];
 const LOADING_STALE: Flags = F::LOADING.or(F::STALE);
 const ADMIN_CONFIG: Flags = F::ADMIN.or(F::NOSCRIPT).or(LOADING_STALE);
 const CLIENT_FLAGS: Flags = F::NOSCRIPT.or(LOADING_STALE);

@@ -93,6 +93,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     let mut ctx = Context {
                         started: self.started,
                         client_id: conn.id,
+                        client_name: &mut conn.name,
                         authenticated: &mut conn.authenticated,
                         store: self.store,
                         stats: &mut self.stats,
