@@ -41,7 +41,7 @@ use hierarchical_hash_wheel_timer::wheels::{Skip, TimerEntryWithDelay};
 use hierarchical_hash_wheel_timer::TimerError;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use timer_core::{TimerHeap, TimerId, TimerQueue, TimerWheel};
+use timer_core::{HeapSlot, TimerHeapOn, TimerId, TimerQueue, TimerWheelOn, WheelSlot};
 use tokio::runtime::Runtime;
 use tokio_util::time::{delay_queue, DelayQueue};
 
@@ -246,8 +246,25 @@ trait Contender {
     }
 }
 
-/// A timer-core queue, boxed: at n = 1,000,000 the wheel is 24 MB.
-struct Ours<Q>(Box<Q>);
+/// A timer-core queue over slots the caller owns, as a host program makes one: a `Vec` of n
+/// slots handed to `with_storage` (which empties every slot, so its pages are touched before
+/// any measurement). The queue proper stays on the stack: a few KiB.
+struct Ours<Q>(Q);
+
+type OurWheel = TimerWheelOn<u32, Vec<WheelSlot<u32>>>;
+type OurHeap<const D: usize> = TimerHeapOn<u32, Vec<HeapSlot<u32>>, D>;
+
+fn our_wheel(n: usize) -> Ours<OurWheel> {
+    Ours(TimerWheelOn::with_storage(
+        (0..n).map(|_| WheelSlot::new()).collect(),
+    ))
+}
+
+fn our_heap<const D: usize>(n: usize) -> Ours<OurHeap<D>> {
+    Ours(TimerHeapOn::with_storage(
+        (0..n).map(|_| HeapSlot::new()).collect(),
+    ))
+}
 
 impl<Q: TimerQueue<u32>> Contender for Ours<Q> {
     type Handle = TimerId;
@@ -1330,9 +1347,9 @@ impl Kind {
 /// dropping the queue are not timed.
 fn run_sized<const N: usize>(kind: Kind, input: &Input) -> Outcome {
     match kind {
-        Kind::Wheel => input.run(&mut Ours(Box::new(TimerWheel::<u32, N>::new()))),
-        Kind::Heap4 => input.run(&mut Ours(Box::new(TimerHeap::<u32, N, 4>::new()))),
-        Kind::Heap2 => input.run(&mut Ours(Box::new(TimerHeap::<u32, N, 2>::new()))),
+        Kind::Wheel => input.run(&mut our_wheel(N)),
+        Kind::Heap4 => input.run(&mut our_heap::<4>(N)),
+        Kind::Heap2 => input.run(&mut our_heap::<2>(N)),
         Kind::LazyBinaryHeap => input.run(&mut LazyHeap::prefaulted(N)),
         Kind::BTreeMap => input.run(&mut BTreePeer::new()),
         Kind::DelayQueue => {
@@ -1391,24 +1408,9 @@ fn footprint<C: Contender>(
 
 fn footprint_sized<const N: usize>(kind: Kind, deadlines: &[u64], picks: &[u32]) -> Footprint {
     match kind {
-        Kind::Wheel => footprint(
-            || Ours(Box::new(TimerWheel::<u32, N>::new())),
-            N,
-            deadlines,
-            picks,
-        ),
-        Kind::Heap4 => footprint(
-            || Ours(Box::new(TimerHeap::<u32, N, 4>::new())),
-            N,
-            deadlines,
-            picks,
-        ),
-        Kind::Heap2 => footprint(
-            || Ours(Box::new(TimerHeap::<u32, N, 2>::new())),
-            N,
-            deadlines,
-            picks,
-        ),
+        Kind::Wheel => footprint(|| our_wheel(N), N, deadlines, picks),
+        Kind::Heap4 => footprint(|| our_heap::<4>(N), N, deadlines, picks),
+        Kind::Heap2 => footprint(|| our_heap::<2>(N), N, deadlines, picks),
         Kind::LazyBinaryHeap => footprint(|| LazyHeap::with_capacity(N, N), N, deadlines, picks),
         Kind::BTreeMap => footprint(BTreePeer::new, N, deadlines, picks),
         Kind::DelayQueue => {
@@ -1431,27 +1433,24 @@ fn footprint_one(kind: Kind, n: usize, deadlines: &[u64], picks: &[u32]) -> Foot
     }
 }
 
-/// `size_of` of our queue at capacity N, per slot: exact and fixed.
+/// Our queue's bytes per timer at capacity n: its slots (the only heap allocation) plus the
+/// queue proper, exact and fixed.
 fn our_bytes_per_slot(kind: Kind, n: usize) -> f64 {
-    fn per<Q, const N: usize>() -> f64 {
-        std::mem::size_of::<Q>() as f64 / N as f64
-    }
-    macro_rules! sized {
-        ($n:literal) => {
-            match kind {
-                Kind::Wheel => per::<TimerWheel<u32, $n>, $n>(),
-                Kind::Heap4 => per::<TimerHeap<u32, $n, 4>, $n>(),
-                Kind::Heap2 => per::<TimerHeap<u32, $n, 2>, $n>(),
-                _ => f64::NAN,
-            }
-        };
-    }
-    match n {
-        1_000 => sized!(1_000),
-        10_000 => sized!(10_000),
-        100_000 => sized!(100_000),
-        1_000_000 => sized!(1_000_000),
-        _ => unreachable!("sizes are checked at startup"),
+    let (slot, queue) = match kind {
+        Kind::Wheel => (size_of::<WheelSlot<u32>>(), size_of::<OurWheel>()),
+        Kind::Heap4 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<4>>()),
+        Kind::Heap2 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<2>>()),
+        _ => return f64::NAN,
+    };
+    (n * slot + queue) as f64 / n as f64
+}
+
+/// Our queue's slot bytes per timer: what the allocator sees of it.
+fn our_slot_bytes(kind: Kind) -> f64 {
+    match kind {
+        Kind::Wheel => size_of::<WheelSlot<u32>>() as f64,
+        Kind::Heap4 | Kind::Heap2 => size_of::<HeapSlot<u32>>() as f64,
+        _ => f64::NAN,
     }
 }
 
@@ -1820,8 +1819,8 @@ fn report(config: &Config, rows: &[Row], memory: &[(usize, Vec<(Kind, Footprint)
     if !memory.is_empty() {
         let _ = writeln!(
             out,
-            "\nBytes per timer. Ours: `size_of::<Queue<u32, N>>() / N` with N = n, exact and \
-             fixed. Peers: heap bytes counted by this bench's global allocator, per live timer: \
+            "\nBytes per timer. Ours: (n × `size_of` of a slot + `size_of` of the queue proper) / \
+             n, exact and fixed (the allocator's count of the slots is checked against it). Peers: heap bytes counted by this bench's global allocator, per live timer: \
              after inserting n timers (W1's deadlines; Vec-based peers pre-sized to n) / at the \
              peak of W2 (lazy deletion holds stale entries until a sweep).\n"
         );
@@ -1870,8 +1869,8 @@ fn run(config: Config) {
                 .map(|&kind| {
                     let f = footprint_one(kind, n, &deadlines, &picks);
                     if kind.ours() {
-                        // The allocator sees exactly the boxed queue and nothing else.
-                        let exact = our_bytes_per_slot(kind, n);
+                        // The allocator sees exactly the slots and nothing else.
+                        let exact = our_slot_bytes(kind);
                         assert!(
                             (f.resident - exact).abs() < 1e-9
                                 && (f.touch_peak - exact).abs() < 1e-9,
@@ -1895,12 +1894,11 @@ fn run(config: Config) {
 
 fn main() {
     let config = Config::from_env();
-    // Our queues are built in a `Box`, but `Box::new(Q::new())` may stage the value on the
-    // stack first; at n = 1,000,000 the wheel is 24 MB and a heap 36 MB. Run on a thread whose
-    // stack holds several of them, far beyond the main thread's 8 MiB.
+    // Our queues keep their slots in a `Vec` (`with_storage`); only the queue proper, a few
+    // KiB, is on the stack. The benchmark thread's stack is the main thread's usual 8 MiB.
     std::thread::Builder::new()
         .name("timer_peers".into())
-        .stack_size(512 << 20)
+        .stack_size(8 << 20)
         .spawn(move || run(config))
         .expect("spawn benchmark thread")
         .join()
