@@ -127,3 +127,29 @@ fn syn_flood_does_not_lock_out_real_clients() {
     );
     assert_eq!(sim.state(clients[0]), tcp::State::Established);
 }
+
+/// With every socket busy or closing, a new client's SYN takes the socket of a connection
+/// being closed whose peer has every byte (here a refused client that never closes its side,
+/// which would hold the socket for `close_ms`): the new client gets Redis' refusal, not a
+/// reset.
+#[test]
+fn finished_close_gives_its_socket_to_a_new_client() {
+    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let served = sim.connect_ready();
+    let lingering = sim.connect();
+    assert_eq!(
+        sim.replies(lingering),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    // `lingering` keeps its side open: its socket waits in FIN-WAIT-2 on the server.
+    for _ in 0..3 {
+        let next = sim.connect();
+        assert_eq!(
+            sim.replies(next),
+            vec![Reply::error("ERR max number of clients reached")]
+        );
+    }
+    assert_eq!(sim.request(served, &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().aborted_closes, 3);
+    assert_eq!(sim.stats().rejected_connections, 4);
+}

@@ -74,7 +74,10 @@ fn full_of_bytes() -> (Sim<4, 256, 4096>, sim::Client) {
             Reply::ok()
         );
     }
-    assert_eq!(sim.request(c, &["SET", "f", &"f".repeat(1015)]), Reply::ok());
+    assert_eq!(
+        sim.request(c, &["SET", "f", &"f".repeat(1015)]),
+        Reply::ok()
+    );
     assert_eq!(sim.server.store().bytes_used(), 4096);
     (sim, c)
 }
@@ -97,7 +100,10 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
             Reply::bulk(&value)
         );
     }
-    assert_eq!(sim.request(c, &["GET", "f"]), Reply::bulk(&"f".repeat(1015)));
+    assert_eq!(
+        sim.request(c, &["GET", "f"]),
+        Reply::bulk(&"f".repeat(1015))
+    );
     assert_eq!(sim.server.store().bytes_used(), 4096);
     let info = sim.request(c, &["INFO", "memory"]).text();
     assert_eq!(info_field(&info, "used_memory"), 4096);

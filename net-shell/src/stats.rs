@@ -21,7 +21,8 @@ pub struct Stats {
     pub write_timeout_closes: u64,
     /// Connections closed for a protocol error.
     pub protocol_error_closes: u64,
-    /// Connections aborted because the peer did not finish a graceful close in time.
+    /// Connections aborted because the peer did not finish a graceful close in time, or, with
+    /// every byte acknowledged, to give their socket to a new client.
     pub aborted_closes: u64,
     /// Handshakes aborted because the client's final ACK did not arrive in time.
     pub handshake_timeouts: u64,

@@ -40,30 +40,96 @@ fn arrival_of(frame: &[u8], port: u16) -> Option<Arrival> {
     })
 }
 
-/// The device, seen through a note of the last frame received.
-pub(super) struct Watched<'d, D: Device + ?Sized> {
-    pub(super) device: &'d mut D,
-    pub(super) port: u16,
-    pub(super) last: Option<Arrival>,
+/// The largest frame [`Watched::peek`] can hold: an Ethernet frame of a 1500-byte MTU, with
+/// room for a VLAN tag and more. A larger frame cannot be for this server's devices.
+const HELD_MAX: usize = 1536;
+
+/// A frame taken from the device early, to look at before smoltcp does.
+pub(super) struct HeldFrame {
+    bytes: [u8; HELD_MAX],
+    len: usize,
 }
 
-pub(super) struct RxToken<'n, T> {
-    token: T,
+/// The device, seen through a note of the last frame received, and able to show the next
+/// frame before smoltcp takes it in.
+pub(super) struct Watched<'d, D: Device + ?Sized> {
+    device: &'d mut D,
     port: u16,
-    note: &'n mut Option<Arrival>,
+    /// What the last frame smoltcp took in was.
+    pub(super) last: Option<Arrival>,
+    held: Option<HeldFrame>,
+}
+
+impl<'d, D: Device + ?Sized> Watched<'d, D> {
+    /// Watches `device` for segments to `port`.
+    pub(super) fn new(device: &'d mut D, port: u16) -> Self {
+        Self {
+            device,
+            port,
+            last: None,
+            held: None,
+        }
+    }
+
+    /// What the next frame is, without handing it to smoltcp yet: `None` when the device has
+    /// no frame, `Some(None)` for a frame that is not a TCP segment to the port. The frame is
+    /// copied out of the device and handed to smoltcp by the next `receive`. (A frame longer
+    /// than any Ethernet frame is dropped.)
+    pub(super) fn peek(&mut self, timestamp: Instant) -> Option<Option<Arrival>> {
+        if self.held.is_none() {
+            let (rx, _tx) = self.device.receive(timestamp)?;
+            let mut held = HeldFrame {
+                bytes: [0; HELD_MAX],
+                len: 0,
+            };
+            phy::RxToken::consume(rx, |frame| {
+                if let Some(room) = held.bytes.get_mut(..frame.len()) {
+                    room.copy_from_slice(frame);
+                    held.len = frame.len();
+                }
+            });
+            self.held = Some(held);
+        }
+        let held = self.held.as_ref()?;
+        Some(arrival_of(&held.bytes[..held.len], self.port))
+    }
+}
+
+/// A received frame: straight from the device, or held by [`Watched::peek`].
+pub(super) enum RxToken<'n, T> {
+    Direct {
+        token: T,
+        port: u16,
+        note: &'n mut Option<Arrival>,
+    },
+    Held {
+        held: &'n mut Option<HeldFrame>,
+        port: u16,
+        note: &'n mut Option<Arrival>,
+    },
 }
 
 impl<T: phy::RxToken> phy::RxToken for RxToken<'_, T> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        let Self { token, port, note } = self;
-        token.consume(|frame| {
-            *note = arrival_of(frame, port);
-            f(frame)
-        })
+        match self {
+            Self::Direct { token, port, note } => token.consume(|frame| {
+                *note = arrival_of(frame, port);
+                f(frame)
+            }),
+            Self::Held { held, port, note } => {
+                let frame = held.take();
+                let frame = frame.as_ref().map_or(&[][..], |h| &h.bytes[..h.len]);
+                *note = arrival_of(frame, port);
+                f(frame)
+            }
+        }
     }
 
     fn meta(&self) -> phy::PacketMeta {
-        self.token.meta()
+        match self {
+            Self::Direct { token, .. } => token.meta(),
+            Self::Held { .. } => phy::PacketMeta::default(),
+        }
     }
 }
 
@@ -79,9 +145,21 @@ impl<D: Device + ?Sized> Device for Watched<'_, D> {
 
     fn receive(&mut self, timestamp: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
         self.last = None;
+        if self.held.is_some() {
+            // No room to answer now: the frame stays held for the next look.
+            let tx = self.device.transmit(timestamp)?;
+            return Some((
+                RxToken::Held {
+                    held: &mut self.held,
+                    port: self.port,
+                    note: &mut self.last,
+                },
+                tx,
+            ));
+        }
         let (rx, tx) = self.device.receive(timestamp)?;
         Some((
-            RxToken {
+            RxToken::Direct {
                 token: rx,
                 port: self.port,
                 note: &mut self.last,

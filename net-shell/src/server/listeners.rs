@@ -5,13 +5,17 @@
 //! that finds no listening socket is answered with a reset. So the design is:
 //!
 //! - every slot without a client listens (on the host, 64; on the board, 6);
-//! - frames are taken in one at a time, and after each, [`guard_listeners`] gives every new
-//!   SYN-RECEIVED socket a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list;
-//! - when no socket is left listening and more than one handshake is pending, the oldest is
-//!   aborted and its socket listens again at once, so the next SYN finds a listener;
+//! - frames are taken in one at a time, and after each SYN, [`guard_listeners`] gives every new
+//!   SYN-RECEIVED socket a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list, sends
+//!   its SYN-ACK at once, and counts the sockets still listening;
+//! - when none is left, the next frame is looked at before smoltcp takes it in: if it is a SYN,
+//!   the oldest pending handshake is aborted and its socket listens again, so the SYN finds a
+//!   listener instead of a reset (a handshake is only ever evicted for a new one); with no
+//!   handshake pending, a connection being closed whose peer has acknowledged everything it was
+//!   sent is aborted instead, so a closing client frees its slot for the next one at once;
 //! - a handshake timer that fires aborts the handshake and the socket listens again.
 //!
-//! A real client completes its handshake within one round trip, so only more spoofed SYNs than
+//! A real client completes its handshake within one round trip, so only more new SYNs than
 //! free sockets within one round trip can evict it.
 //!
 //! [`guard_listeners`]: Server::guard_listeners
@@ -24,17 +28,9 @@ use super::Server;
 use crate::connection::Phase;
 
 impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
-    /// Times half-open handshakes and keeps at least one socket listening.
-    ///
-    /// smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a
-    /// SYN that finds no listening socket is answered with a reset. Every SYN-RECEIVED socket
-    /// gets a handshake timer (on the `HANDSHAKE` list, in arrival order). When no socket is left
-    /// listening and more than one handshake is pending, the oldest is aborted and its socket
-    /// listens again, so the next SYN finds a listener. The newest handshake is never evicted:
-    /// with a single free socket, a real client's SYN must not cancel itself. A real client
-    /// completes its handshake within a round trip, so only a flood of more SYNs than free
-    /// sockets within one round trip can evict it; spoofed SYNs that are never completed are
-    /// the ones evicted.
+    /// Times half-open handshakes and counts the sockets still listening; called after every
+    /// SYN. Every new SYN-RECEIVED socket gets a handshake timer (on the `Handshake` list, in
+    /// arrival order) and its peer is indexed, so that the final ACK finds the slot.
     ///
     /// Returns whether a new handshake began (its SYN-ACK is waiting to be sent).
     pub(super) fn guard_listeners(&mut self, now: Tick) -> bool {
@@ -43,7 +39,6 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
         let mut new_handshake = false;
         let mut listening = 0;
-        let mut half_open = 0;
         for index in 0..self.conns.len() {
             let conn = &self.conns[index];
             if conn.phase != Phase::Listening {
@@ -58,44 +53,70 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                         self.unindex_endpoint(index);
                     }
                 }
-                tcp::State::SynReceived => {
-                    half_open += 1;
-                    if conn.timer.is_none() {
-                        new_handshake = true;
-                        let at = timer_policy::handshake_deadline(now, &self.settings.timeouts);
-                        self.conns[index].timer = self
-                            .conn_timers
-                            .insert_into(Timeout::Handshake.list(), at, index as u16)
-                            .ok();
-                        // The client's final ACK will name this slot.
-                        self.index_endpoint(index);
-                    }
+                tcp::State::SynReceived if conn.timer.is_none() => {
+                    new_handshake = true;
+                    let at = timer_policy::handshake_deadline(now, &self.settings.timeouts);
+                    self.conns[index].timer = self
+                        .conn_timers
+                        .insert_into(Timeout::Handshake.list(), at, index as u16)
+                        .ok();
+                    // The client's final ACK will name this slot.
+                    self.index_endpoint(index);
                 }
                 _ => {}
             }
         }
-        if listening == 0 && half_open > 1 {
-            if let Some(oldest) = self
-                .conn_timers
-                .pop_expired_in(Timeout::Handshake.list(), Tick::MAX)
+        self.listening = listening;
+        new_handshake
+    }
+
+    /// Finds a socket for a SYN that would find none listening (which smoltcp answers with a
+    /// reset): the oldest pending handshake gives up its socket; failing that, the connection
+    /// closing the longest whose every byte the peer has acknowledged (it has had all we had to
+    /// say; only the courtesy of its FIN is left) is aborted.
+    pub(super) fn make_room_for_syn(&mut self) {
+        if let Some(oldest) = self
+            .conn_timers
+            .pop_expired_in(Timeout::Handshake.list(), Tick::MAX)
+        {
+            let index = usize::from(oldest.value);
+            if self
+                .conns
+                .get(index)
+                .is_some_and(|c| c.timer == Some(oldest.id))
             {
-                let index = usize::from(oldest.value);
-                if self
-                    .conns
-                    .get(index)
-                    .is_some_and(|c| c.timer == Some(oldest.id))
-                {
-                    debug!(
-                        "slot {}: no socket listening, evicting the oldest handshake",
-                        index
-                    );
-                    self.stats.half_open_evictions += 1;
-                    self.conns[index].timer = None;
-                    self.relisten(index);
-                }
+                debug!(
+                    "slot {}: no socket listening, evicting the oldest handshake",
+                    index
+                );
+                self.stats.half_open_evictions += 1;
+                self.conns[index].timer = None;
+                self.relisten(index);
+                return;
             }
         }
-        new_handshake
+        // Rare (every slot busy or closing), so a scan is fine.
+        let done = (0..self.conns.len())
+            .filter(|&i| {
+                let conn = &self.conns[i];
+                conn.phase == Phase::Closing
+                    && self.sockets.get::<tcp::Socket>(conn.socket).send_queue() == 0
+            })
+            .min_by_key(|&i| {
+                self.conns[i]
+                    .timer
+                    .and_then(|id| self.conn_timers.deadline(id))
+                    .unwrap_or(Tick::MAX)
+            });
+        if let Some(index) = done {
+            debug!(
+                "slot {}: no socket listening, ending a finished close early",
+                index
+            );
+            self.stats.aborted_closes += 1;
+            self.recycle(index);
+            self.listen_fresh(index);
+        }
     }
 
     /// Aborts a half-open handshake and listens again at once. The reset to the peer is not
@@ -121,6 +142,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         let _ = socket.listen(self.port);
         self.conns[index].socket = self.sockets.add(socket);
         self.unindex_endpoint(index);
+        self.listening += 1;
     }
 
     /// Slots recycled during this poll listen again, now that their RST has gone out

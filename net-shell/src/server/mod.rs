@@ -86,6 +86,9 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     recycled: heapless::Vec<u16, CONNS>,
     /// Slots serviced since start.
     slot_visits: u64,
+    /// Sockets listening, as last counted: never more than there are (only a SYN takes a
+    /// listening socket, and every SYN is followed by a count), so 0 means "none, or unsure".
+    listening: usize,
 }
 
 /// The latest time handed to smoltcp: its `Instant` counts microseconds in an `i64` and adds
@@ -198,6 +201,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             dirty: heapless::Vec::new(),
             recycled: heapless::Vec::new(),
             slot_visits: 0,
+            listening: 0,
         })
     }
 
@@ -249,21 +253,30 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. After
     /// each frame, keeps a socket listening (see [`guard_listeners`](Self::guard_listeners)).
     fn receive<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) {
-        self.more_frames = false;
-        let mut watched = Watched {
-            device,
-            port: self.port,
-            last: None,
-        };
-        for _ in 0..INGRESS_BUDGET {
+        let mut watched = Watched::new(device, self.port);
+        let mut taken_in = 0;
+        while taken_in < INGRESS_BUDGET {
+            if self.listening == 0 {
+                // No socket listens (or the count is unsure): look at the next frame before
+                // smoltcp does, and if it opens a handshake, find it a socket. A SYN that finds
+                // no listening socket would get a reset.
+                match watched.peek(instant(now)) {
+                    None => break,
+                    Some(Some(arrival)) if arrival.opens => {
+                        if self.slot_of(arrival.from).is_none() {
+                            self.make_room_for_syn();
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
             let taken =
                 self.iface
                     .poll_ingress_single(instant(now), &mut watched, &mut self.sockets);
             if taken == PollIngressSingleResult::None {
-                self.iface
-                    .poll_egress(instant(now), &mut watched, &mut self.sockets);
-                return;
+                break;
             }
+            taken_in += 1;
             let Some(arrival) = watched.last.take() else {
                 continue;
             };
@@ -278,8 +291,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     .poll_egress(instant(now), &mut watched, &mut self.sockets);
             }
         }
-        // More frames may wait: serve what came in, then come back at once.
-        self.more_frames = true;
+        // The budget ran out: more frames may wait. Serve what came in, then come back at once.
+        self.more_frames = taken_in >= INGRESS_BUDGET;
         self.iface
             .poll_egress(instant(now), &mut watched, &mut self.sockets);
     }
@@ -370,6 +383,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     /// deadline of your choice).
     pub fn shutdown(&mut self, now: Tick) {
         self.shutting_down = true;
+        self.listening = 0;
         for index in 0..self.conns.len() {
             match self.conns[index].phase {
                 Phase::Open => self.begin_close(index, now),
