@@ -1,6 +1,6 @@
 //! Redis commands, with Redis 7 semantics, over the [`Store`].
 //!
-//! One table row per command ([`table`]): name, arity with Redis' sign convention, flags, key
+//! One table row per command (`table.rs`): name, arity with Redis' sign convention, flags, key
 //! positions and handler, as Redis' `struct redisCommand`. [`execute`] looks the command up,
 //! checks its arity once for every command, refuses it if the client must authenticate and the
 //! row does not say `no_auth`, counts it, and runs its handler, which writes exactly one reply.
