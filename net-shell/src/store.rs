@@ -343,6 +343,39 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         true
     }
 
+    /// The first live key in slot `slot` or after, with its slot: for walking the keys
+    /// (`KEYS`, `SCAN`, `RANDOMKEY`), from slot 0 until `None`. Keys never move between slots,
+    /// so a key present for a whole walk is met exactly once, whatever else is written or
+    /// deleted on the way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, Ttl};
+    ///
+    /// let mut store: Store<4, 256> = Store::new(16, 16);
+    /// store.set(b"a", b"1", Ttl::Persist, 0).unwrap();
+    /// store.set(b"b", b"2", Ttl::At(10), 0).unwrap();
+    /// let mut keys = Vec::new();
+    /// let mut slot = 0;
+    /// while let Some((at, key)) = store.key_at_or_after(slot, 10) {
+    ///     keys.push(key.to_vec());
+    ///     slot = at + 1;
+    /// }
+    /// assert_eq!(keys, [b"a".to_vec()]); // b is past its deadline
+    /// ```
+    pub fn key_at_or_after(&self, slot: usize, now: Tick) -> Option<(usize, &[u8])> {
+        let entries = self.entries.0.get(slot..)?;
+        let (offset, entry) = entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.used && !self.is_expired(e, now))?;
+        Some((
+            slot + offset,
+            self.pool.slice(entry.offset, entry.key_len as usize),
+        ))
+    }
+
     /// Deletes a key; returns whether a live key was deleted.
     pub fn delete(&mut self, key: &[u8], now: Tick) -> bool {
         match self.find_live(key, now) {
