@@ -175,6 +175,8 @@ pub enum Difference {
     /// Replies that depend on the millisecond a command ran (`PTTL`, `PEXPIRETIME`): the two
     /// servers run each step a few ms apart; integers within this many ms, else exact.
     Timing(i64),
+    /// `TIME`: two clocks; both answer seconds and microseconds, within a second.
+    Clock,
     /// Redis promises no order (`KEYS`, `COMMAND LIST`): the same elements in any order.
     Unordered,
     /// `CONFIG GET` of several parameters: Redis answers in its hash table's order; the same
@@ -268,6 +270,17 @@ impl Difference {
                 (Value::Int(_), Value::Int(_)) => Ok(()),
                 _ => fail("not integers"),
             },
+            Self::Clock => {
+                let seconds = |v: &Value| -> Option<i64> {
+                    let items = v.items()?;
+                    let text = std::str::from_utf8(items.first()?.bytes()?).ok()?;
+                    (items.len() == 2).then(|| text.parse().ok()).flatten()
+                };
+                match (seconds(&r), seconds(&s)) {
+                    (Some(a), Some(b)) if (a - b).abs() <= 1 => Ok(()),
+                    _ => fail("clocks apart"),
+                }
+            }
             Self::Timing(ms) => match (r, s) {
                 (Value::Int(a), Value::Int(b)) if (a - b).abs() <= ms => Ok(()),
                 _ => fail("beyond the tolerance"),
@@ -443,6 +456,10 @@ pub enum Step {
     Pipeline(Vec<Request>),
     /// Wait this many milliseconds (both servers' clocks move on).
     Sleep(u64),
+    /// `SCAN cursor <these words>` from cursor 0 until the cursor is 0 again, on each server:
+    /// the cursors are each server's own, so the keys met are compared, as a set (each key
+    /// at most once here).
+    ScanAll(Vec<Vec<u8>>),
 }
 
 /// A named list of steps, run on a fresh connection to each server after `FLUSHALL`.
@@ -553,6 +570,12 @@ impl Script {
     pub fn binary(mut self, requests: Vec<Request>) -> Self {
         self.steps
             .extend(requests.into_iter().map(|r| Step::Pipeline(vec![r])));
+        self
+    }
+
+    /// A whole `SCAN` with these options (see [`Step::ScanAll`]).
+    pub fn scan_all(mut self, options: &str) -> Self {
+        self.steps.push(Step::ScanAll(words(options)));
         self
     }
 
@@ -728,6 +751,34 @@ impl Shell {
     }
 }
 
+/// Runs `SCAN cursor <options>` through `exchange` until the cursor comes back to 0; the keys
+/// met, in order.
+fn scan_all(
+    options: &[Vec<u8>],
+    mut exchange: impl FnMut(Vec<u8>) -> Result<Vec<u8>, String>,
+) -> Result<Vec<String>, String> {
+    let mut cursor = b"0".to_vec();
+    let mut keys = Vec::new();
+    for _ in 0..10_000 {
+        let mut args: Vec<&[u8]> = vec![b"SCAN", &cursor];
+        args.extend(options.iter().map(Vec::as_slice));
+        let reply = exchange(crate::sim::encode(&args))?;
+        let value = Value::decode(&reply).map(|(v, _)| v);
+        let Some(Value::Array(Some(parts))) = value else {
+            return Err(format!("SCAN answered {}", show(&reply)));
+        };
+        let (Some(next), Some(found)) = (parts[0].bytes(), parts[1].items()) else {
+            return Err(format!("SCAN answered {}", show(&reply)));
+        };
+        keys.extend(found.iter().filter_map(Value::bytes).map(show));
+        if next == b"0" {
+            return Ok(keys);
+        }
+        cursor = next.to_vec();
+    }
+    Err("SCAN never came back to cursor 0".into())
+}
+
 /// A disagreement found by [`run_scripts`].
 #[derive(Debug)]
 pub struct Mismatch {
@@ -775,6 +826,37 @@ pub fn run_scripts(
             let requests = match step {
                 Step::Sleep(ms) => {
                     std::thread::sleep(Duration::from_millis(*ms));
+                    continue;
+                }
+                Step::ScanAll(options) => {
+                    let theirs = scan_all(options, |req| Ok(r.exchange(&[req], 1)?.remove(0)))?;
+                    let ours =
+                        scan_all(options, |req| Ok(shell.exchange(s, &[req], 1)?.remove(0)))?;
+                    // As sets; a key met twice here is a mismatch.
+                    let mut sorted = ours.clone();
+                    sorted.sort();
+                    sorted.dedup();
+                    let mut theirs_sorted = theirs;
+                    theirs_sorted.sort();
+                    theirs_sorted.dedup();
+                    if sorted == theirs_sorted && sorted.len() == ours.len() {
+                        tally.intended += 1;
+                    } else {
+                        tally.mismatches.push(Mismatch {
+                            at: format!("{} step {}", script.name, index),
+                            request: format!(
+                                "SCAN … {}",
+                                options
+                                    .iter()
+                                    .map(|a| show(a))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            ),
+                            redis: format!("{theirs_sorted:?}"),
+                            shell: format!("{ours:?}"),
+                            why: "different keys over a whole scan".into(),
+                        });
+                    }
                     continue;
                 }
                 Step::Pipeline(requests) => requests,

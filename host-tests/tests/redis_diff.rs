@@ -190,6 +190,108 @@ fn strings() -> Vec<Script> {
     ]
 }
 
+fn more_strings() -> Vec<Script> {
+    vec![
+        Script::new("mget mset msetnx").run(&[
+            "MGET a b",
+            "MSET a 1 b 2",
+            "MGET a b c a",
+            "MSET a",
+            "MSET a 1 b",
+            "MSETNX a 1 c 3",
+            "EXISTS c",
+            "MSETNX c 3 d 4",
+            "MGET a b c d",
+            "MSETNX c",
+            "MSET a 1 a 2",
+            "GET a",
+            "SET t v EX 100",
+            "MSET t w",
+            "TTL t",
+            "MGET",
+            "MSET",
+        ]),
+        Script::new("setnx getset").run(&[
+            "SETNX k v",
+            "SETNX k w",
+            "GET k",
+            "GETSET k x",
+            "GETSET nokey y",
+            "GET nokey",
+            "SET t v EX 100",
+            "GETSET t w",
+            "TTL t",
+            "SETNX k",
+            "GETSET k",
+        ]),
+        Script::new("strlen append").run(&[
+            "STRLEN nokey",
+            "APPEND k hello",
+            "APPEND k \" world\"",
+            "GET k",
+            "STRLEN k",
+            "APPEND k ''",
+            "SET n 12",
+            "APPEND n 3",
+            "INCR n",
+            "SET t v EX 100",
+            "APPEND t w",
+            "TTL t",
+            "APPEND \"\" x",
+            "APPEND k",
+            "STRLEN",
+        ]),
+        Script::new("getrange substr").run(&[
+            "GETRANGE nokey 0 -1",
+            "SET k \"This is a string\"",
+            "GETRANGE k 0 3",
+            "GETRANGE k -3 -1",
+            "GETRANGE k 0 -1",
+            "GETRANGE k 10 100",
+            "GETRANGE k 5 3",
+            "GETRANGE k -1 -5",
+            "GETRANGE k -100 -50",
+            "GETRANGE k -100 2",
+            "GETRANGE k 100 200",
+            "GETRANGE k 9223372036854775807 -9223372036854775808",
+            "GETRANGE k -9223372036854775808 9223372036854775807",
+            "GETRANGE k a 1",
+            "GETRANGE k 0 1.5",
+            "SUBSTR k 0 3",
+            "SUBSTR k -6 -1",
+            "SET e \"\"",
+            "GETRANGE e 0 -1",
+            "GETRANGE e -1 0",
+            "GETRANGE k 0",
+        ]),
+        Script::new("setrange")
+            .run(&[
+                "SETRANGE k 6 Redis",
+                "GET k",
+                "SET k \"Hello World\"",
+                "SETRANGE k 6 Redis",
+                "GET k",
+                "SETRANGE k 20 !",
+                "GET k",
+                "SETRANGE k 0 ''",
+                "SETRANGE nokey 5 ''",
+                "EXISTS nokey",
+                "SETRANGE k -1 x",
+                "SETRANGE k x x",
+                "SETRANGE k 536870912 x",
+                "SETRANGE k 9223372036854775807 x",
+                "SET t v EX 100",
+                "SETRANGE t 1 w",
+                "TTL t",
+                "SETRANGE k 1",
+            ])
+            .differs(
+                D::ValueLimit,
+                &["SETRANGE k 100000 x", "APPEND k2 x", "SETRANGE k2 2000 x"],
+            ),
+    ]
+}
+
 fn keys() -> Vec<Script> {
     vec![
         Script::new("del exists unlink").run(&[
@@ -311,6 +413,130 @@ fn keys() -> Vec<Script> {
             "TTL k",
             "PERSIST k",
         ]),
+        Script::new("type rename copy touch")
+            .run(&[
+                "TYPE nokey",
+                "SET a 1",
+                "TYPE a",
+                "TOUCH a b a",
+                "RENAME nokey x",
+                "RENAMENX nokey x",
+                "RENAME a a",
+                "RENAMENX a a",
+                "RENAME a b",
+                "MGET a b",
+                "SET c 3 EX 100",
+                "RENAME c d",
+                "TTL d",
+                "EXISTS c",
+                "RENAMENX d b",
+                "RENAMENX d e",
+                "TTL e",
+                "RENAME e b",
+                "GET b",
+                "TTL b",
+                "COPY b b",
+                "COPY nokey x",
+                "COPY b f",
+                "TTL f",
+                "COPY b f",
+                "SET g 7",
+                "COPY g f",
+                "COPY g f REPLACE",
+                "GET f",
+                "TTL f",
+                "COPY g h DB 0",
+                "COPY g h2 db 0 replace",
+                "COPY g h3 BOGUS",
+                "COPY g h3 DB",
+                "COPY g h3 DB x",
+                "COPY g h3 DB 16",
+                "COPY g h3 DB -1",
+                "COPY g h3 DB 4294967296",
+                "COPY g g DB 0",
+                "RENAME a",
+                "COPY a",
+                "TYPE",
+                "TOUCH",
+            ])
+            .differs(D::OneDatabase, &["COPY g h4 DB 1"]),
+        Script::new("keys scan randomkey")
+            .run(&[
+                "KEYS *",
+                "RANDOMKEY",
+                "SCAN 0",
+                "SET one 1",
+                "RANDOMKEY",
+                "KEYS *",
+                "SCAN 0",
+            ])
+            .run(&[
+                "MSET alpha 1 beta 2 gamma 3 \"\" empty h?llo 4 hello 5 hallo 6 \"a*b\" 7",
+                "SET temp 8 PX 100",
+            ])
+            .differs(
+                D::Unordered,
+                &[
+                    "KEYS *",
+                    "KEYS h?llo",
+                    "KEYS h[ae]llo",
+                    "KEYS h[^e]llo",
+                    "KEYS h\\?llo",
+                    "KEYS a\\*b",
+                    "KEYS *a",
+                    "KEYS [a-c]*",
+                    "KEYS nomatch",
+                    "KEYS \"\"",
+                ],
+            )
+            .scan_all("")
+            .scan_all("COUNT 1")
+            .scan_all("MATCH h*llo COUNT 2")
+            .scan_all("TYPE string")
+            .scan_all("TYPE hash")
+            .scan_all("MATCH * COUNT 1000")
+            .sleep(150)
+            .scan_all("")
+            .differs(D::Unordered, &["KEYS *"])
+            .run(&[
+                "SCAN x",
+                "SCAN 0 COUNT 0",
+                "SCAN 0 COUNT -1",
+                "SCAN 0 COUNT x",
+                "SCAN 0 MATCH",
+                "SCAN 0 BOGUS 1",
+                "SCAN",
+                "KEYS",
+                "RANDOMKEY x",
+            ]),
+        Script::new("object")
+            .run(&[
+                "OBJECT ENCODING nokey",
+                "SET i 12345",
+                "SET s short",
+                "SET l \"a value longer than forty-four bytes, so Redis says raw\"",
+                "SET n -1",
+                "SET big 123456789012345678901",
+                "OBJECT ENCODING i",
+                "OBJECT ENCODING s",
+                "OBJECT ENCODING l",
+                "OBJECT ENCODING big",
+                "OBJECT REFCOUNT i",
+                "OBJECT REFCOUNT n",
+                "OBJECT REFCOUNT s",
+                "SET z 9999",
+                "OBJECT REFCOUNT z",
+                "SET z 10000",
+                "OBJECT REFCOUNT z",
+                "OBJECT IDLETIME s",
+                "OBJECT FREQ s",
+                "OBJECT FREQ nokey",
+                "OBJECT REFCOUNT nokey",
+                "OBJECT",
+                "OBJECT ENCODING",
+                "OBJECT NOSUCH k",
+            ])
+            .differs(D::HelpText, &["OBJECT HELP"]),
         Script::new("expiry as time passes")
             .run(&[
                 "SET a 1 PX 100",
@@ -325,24 +551,27 @@ fn keys() -> Vec<Script> {
 
 fn server() -> Vec<Script> {
     vec![
-        Script::new("connection").run(&[
-            "PING",
-            "PING hello",
-            "PING a b",
-            "ping",
-            "ECHO hi",
-            "ECHO",
-            "ECHO a b",
-            "SELECT 0",
-            "SELECT -1",
-            "SELECT 4294967296",
-            "SELECT x",
-            "SELECT",
-            "AUTH pw",
-            "AUTH default pw",
-            "AUTH a b c",
-            "AUTH",
-        ]),
+        Script::new("connection")
+            .run(&[
+                "PING",
+                "PING hello",
+                "PING a b",
+                "ping",
+                "ECHO hi",
+                "ECHO",
+                "ECHO a b",
+                "SELECT 0",
+                "SELECT -1",
+                "SELECT 4294967296",
+                "SELECT x",
+                "SELECT",
+                "AUTH pw",
+                "AUTH default pw",
+                "AUTH a b c",
+                "AUTH",
+            ])
+            .differs(D::Clock, &["TIME"])
+            .run(&["TIME x"]),
         Script::new("select")
             .differs(D::OneDatabase, &["SELECT 1", "SELECT 15"])
             .run(&["SELECT 16"]),
@@ -563,7 +792,26 @@ fn random_mix(seed: u64, steps: usize) -> Script {
         let k2 = keys[rng.random_range(0..keys.len())];
         let n = numbers[rng.random_range(0..numbers.len())];
         let secs = rng.random_range(100..10_000);
-        let line = match rng.random_range(0..18) {
+        let small = rng.random_range(-12..12);
+        let offset = rng.random_range(0..40);
+        let line = match rng.random_range(0..32) {
+            18 => format!("MGET {k} {k2} {k}"),
+            19 => format!("MSET {k} {n} {k2} {n}"),
+            20 => format!("MSETNX {k} {n} {k2} v"),
+            21 => format!("SETNX {k} {n}"),
+            22 => format!("GETSET {k} {n}"),
+            23 => format!("APPEND {k} {n}"),
+            24 => format!("STRLEN {k}"),
+            25 => format!("GETRANGE {k} {small} {}", small + offset - 20),
+            26 => format!("SETRANGE {k} {offset} {n}"),
+            27 => format!("TYPE {k}"),
+            28 => format!("RENAME {k} {k2}"),
+            29 => format!("RENAMENX {k} {k2}"),
+            30 => format!(
+                "COPY {k} {k2}{}",
+                if rng.random_bool(0.5) { " REPLACE" } else { "" }
+            ),
+            31 => format!("TOUCH {k} {k2}"),
             0 => format!("SET {k} {n}"),
             1 => {
                 let options = ["", "NX", "XX", "GET", "KEEPTTL", "NX GET", "XX GET"];
@@ -619,6 +867,7 @@ fn net_shell_answers_as_redis_does() {
     let mut shell = Shell::start();
     let mut scripts = Vec::new();
     scripts.extend(strings());
+    scripts.extend(more_strings());
     scripts.extend(keys());
     scripts.extend(server());
     scripts.extend(pipelines());

@@ -2,6 +2,8 @@
 
 use super::expiry::{self, Unit, When};
 use super::{error, error_fmt, integer, is, Context, Reply, ReplyWriter, Shown};
+#[cfg(feature = "extended-commands")]
+use {super::After, crate::store::Ttl};
 
 /// `DEL key …`, `UNLINK key …`: how many keys were removed.
 pub(crate) fn del<const K: usize, const B: usize>(
@@ -234,4 +236,301 @@ pub(crate) fn persist<const K: usize, const B: usize>(
         ctx.store.set_deadline(key, None, now);
     }
     integer(out, i64::from(had_ttl))
+}
+
+/// `TYPE key`: `string` or `none`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn type_of<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let exists = ctx.store.contains(argv[1], ctx.clock.now);
+    out.simple(if exists { "string" } else { "none" })?;
+    Ok(After::Continue)
+}
+
+/// `RENAME key newkey`, `RENAMENX key newkey` (Redis' `renameGenericCommand`): the value and
+/// its TTL move. The value is copied through the reply buffer's spare room.
+#[cfg(feature = "extended-commands")]
+fn rename_generic<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    nx: bool,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (from, to, now) = (argv[1], argv[2], ctx.clock.now);
+    let Some(deadline) = ctx.store.deadline(from, now) else {
+        return error(out, "ERR no such key");
+    };
+    let done = |out: &mut ReplyWriter<'_>, moved: bool| {
+        if nx {
+            integer(out, i64::from(moved))
+        } else {
+            super::ok(out)
+        }
+    };
+    if from == to {
+        return done(out, false);
+    }
+    if nx && ctx.store.contains(to, now) {
+        return done(out, false);
+    }
+    match copy_value(ctx, from, to, deadline, out) {
+        Ok(()) => {
+            ctx.store.delete(from, now);
+            done(out, true)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// Writes the value of live key `from` to `to`, with `deadline`, through the reply buffer.
+#[cfg(feature = "extended-commands")]
+fn copy_value<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    from: &[u8],
+    to: &[u8],
+    deadline: Option<u64>,
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), Reply> {
+    let now = ctx.clock.now;
+    let value = ctx.store.get(from, now).unwrap_or_default();
+    let len = value.len();
+    let Some(room) = out.spare().get_mut(..len) else {
+        return Err(error(out, "ERR value is too large to copy here"));
+    };
+    room.copy_from_slice(value);
+    let ttl = deadline.map_or(Ttl::Persist, Ttl::At);
+    match ctx.store.set(to, &out.spare()[..len], ttl, now) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(super::store_error(ctx, out, e)),
+    }
+}
+
+/// `RENAME key newkey`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn rename<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    rename_generic(ctx, argv, false, out)
+}
+
+/// `RENAMENX key newkey`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn renamenx<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    rename_generic(ctx, argv, true, out)
+}
+
+/// `COPY source destination [DB 0] [REPLACE]` (Redis' `copyCommand`), in the one database.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn copy<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let mut replace = false;
+    let mut i = 3;
+    while i < argv.len() {
+        if is(argv[i], "replace") {
+            replace = true;
+        } else if is(argv[i], "db") && i + 1 < argv.len() {
+            match crate::decimal::parse_i64(argv[i + 1]).map(i32::try_from) {
+                Some(Ok(0)) => {}
+                Some(Ok(_)) => return error(out, "ERR DB index is out of range"),
+                Some(Err(_)) => return error(out, super::server::INT_RANGE),
+                None => return error(out, super::NOT_INTEGER),
+            }
+            i += 1;
+        } else {
+            return error(out, super::SYNTAX);
+        }
+        i += 1;
+    }
+    let (from, to, now) = (argv[1], argv[2], ctx.clock.now);
+    if from == to {
+        return error(out, "ERR source and destination objects are the same");
+    }
+    let Some(deadline) = ctx.store.deadline(from, now) else {
+        return integer(out, 0);
+    };
+    if !replace && ctx.store.contains(to, now) {
+        return integer(out, 0);
+    }
+    match copy_value(ctx, from, to, deadline, out) {
+        Ok(()) => integer(out, 1),
+        Err(reply) => reply,
+    }
+}
+
+/// `TOUCH key …`: how many of the keys exist.
+#[cfg(feature = "extended-commands")]
+pub(crate) use exists as touch;
+
+/// `KEYS pattern`: every live key matching the glob pattern.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn keys<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (pattern, now) = (argv[1], ctx.clock.now);
+    let all = pattern == b"*";
+    let wanted = |key: &[u8]| all || super::glob::matches(pattern, key, false);
+    let mut count = 0;
+    let mut slot = 0;
+    while let Some((at, key)) = ctx.store.key_at_or_after(slot, now) {
+        count += usize::from(wanted(key));
+        slot = at + 1;
+    }
+    out.array_header(count)?;
+    slot = 0;
+    while let Some((at, key)) = ctx.store.key_at_or_after(slot, now) {
+        if wanted(key) {
+            out.bulk(key)?;
+        }
+        slot = at + 1;
+    }
+    Ok(After::Continue)
+}
+
+/// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: the cursor is a slot of the key
+/// table, so a key present for the whole scan is returned exactly once. A call looks at up to
+/// `count` keys (10 by default), and returns fewer when the reply buffer would overflow.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn scan<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Some(cursor) = core::str::from_utf8(argv[1])
+        .ok()
+        .and_then(|text| text.parse::<u64>().ok())
+    else {
+        return error(out, "ERR invalid cursor");
+    };
+    let mut count: u64 = 10;
+    let mut pattern: Option<&[u8]> = None;
+    let mut strings = true;
+    let mut i = 2;
+    while i < argv.len() {
+        let more = argv.len() - i >= 2;
+        if is(argv[i], "count") && more {
+            match crate::decimal::parse_i64(argv[i + 1]) {
+                Some(n) if n >= 1 => count = n as u64,
+                Some(_) => return error(out, super::SYNTAX),
+                None => return error(out, super::NOT_INTEGER),
+            }
+        } else if is(argv[i], "match") && more {
+            pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
+        } else if is(argv[i], "type") && more {
+            strings = is(argv[i + 1], "string");
+        } else {
+            return error(out, super::SYNTAX);
+        }
+        i += 2;
+    }
+    let now = ctx.clock.now;
+    let wanted =
+        |key: &[u8]| strings && pattern.is_none_or(|p| super::glob::matches(p, key, false));
+    // Plan: which slots this call covers, so the header can be written first, and the reply
+    // fits (cursor up to 20 digits, the array header).
+    let room = out.remaining().saturating_sub(48);
+    let (mut slot, mut looked, mut found, mut bytes) = (cursor as usize, 0, 0, 0);
+    let mut next = 0;
+    while let Some((at, key)) = ctx.store.key_at_or_after(slot, now) {
+        if looked == count {
+            next = at;
+            break;
+        }
+        if wanted(key) {
+            let size = key.len() + 16;
+            if bytes + size > room && found > 0 {
+                next = at;
+                break;
+            }
+            bytes += size;
+            found += 1;
+        }
+        looked += 1;
+        slot = at + 1;
+    }
+    let end = if next == 0 { usize::MAX } else { next };
+    out.array_header(2)?;
+    out.bulk(crate::decimal::Decimal::new(next as u64).as_bytes())?;
+    out.array_header(found)?;
+    let mut slot = cursor as usize;
+    while let Some((at, key)) = ctx.store.key_at_or_after(slot, now) {
+        if at >= end {
+            break;
+        }
+        if wanted(key) {
+            out.bulk(key)?;
+        }
+        slot = at + 1;
+    }
+    Ok(After::Continue)
+}
+
+/// `RANDOMKEY`: a live key, or nil when there is none.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn randomkey<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    // Any start will do: a mix of the time and the command count picks one.
+    let mix = (now ^ ctx.stats.total_commands_processed.rotate_left(17))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let start = (mix >> 32) as usize % ctx.store.key_capacity().max(1);
+    let key = ctx
+        .store
+        .key_at_or_after(start, now)
+        .or_else(|| ctx.store.key_at_or_after(0, now))
+        .map(|(_, key)| key);
+    super::bulk_or_nil(out, key)
+}
+
+/// `OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ key`, as Redis answers for a string. The encoding
+/// follows from the value (Redis' follows from its history: an integer appended to is `raw`
+/// there); access times and frequencies are not tracked (idle time 0).
+#[cfg(feature = "extended-commands")]
+pub(crate) fn object<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let sub = argv[1];
+    let Some(value) = ctx.store.get(argv[2], ctx.clock.now) else {
+        return super::bulk_or_nil(out, None);
+    };
+    let integer_value = (value.len() <= 20)
+        .then(|| crate::decimal::parse_i64(value))
+        .flatten();
+    if is(sub, "encoding") {
+        let encoding: &[u8] = match integer_value {
+            Some(_) => b"int",
+            None if value.len() <= 44 => b"embstr",
+            None => b"raw",
+        };
+        super::bulk_or_nil(out, Some(encoding))
+    } else if is(sub, "refcount") {
+        // Redis shares the integers 0..10000 (refcount INT_MAX) when no LRU/LFU policy is set.
+        let shared = integer_value.is_some_and(|n| (0..10_000).contains(&n));
+        integer(out, if shared { i64::from(i32::MAX) } else { 1 })
+    } else if is(sub, "idletime") {
+        integer(out, 0)
+    } else {
+        error(
+            out,
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        )
+    }
 }

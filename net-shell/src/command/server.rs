@@ -41,6 +41,10 @@ pub(crate) fn quit<const K: usize, const B: usize>(
     Ok(After::Close)
 }
 
+/// Redis' text for an argument outside a C `int` (`getIntFromObjectOrReply`).
+pub(crate) const INT_RANGE: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+
 /// `SELECT index`: this server has database 0 only.
 pub(crate) fn select<const K: usize, const B: usize>(
     _: &mut Context<'_, K, B>,
@@ -51,10 +55,7 @@ pub(crate) fn select<const K: usize, const B: usize>(
     match parse_i64(argv[1]).map(i32::try_from) {
         Some(Ok(0)) => ok(out),
         Some(Ok(_)) => error(out, "ERR DB index is out of range"),
-        Some(Err(_)) => error(
-            out,
-            "ERR value is out of range, value must between -2147483648 and 2147483647",
-        ),
+        Some(Err(_)) => error(out, INT_RANGE),
         None => error(out, super::NOT_INTEGER),
     }
 }
@@ -252,5 +253,18 @@ pub(crate) fn hello<const K: usize, const B: usize>(
     out.bulk(b"master")?;
     out.bulk(b"modules")?;
     out.array_header(0)?;
+    Ok(After::Continue)
+}
+
+/// `TIME`: the Unix time as seconds and microseconds (the uptime, without a wall clock).
+pub(crate) fn time<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let ms = ctx.clock.unix_ms.unwrap_or(ctx.clock.now);
+    out.array_header(2)?;
+    out.bulk(crate::decimal::Decimal::new(ms / 1000).as_bytes())?;
+    out.bulk(crate::decimal::Decimal::new(ms % 1000 * 1000).as_bytes())?;
     Ok(After::Continue)
 }

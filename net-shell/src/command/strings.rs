@@ -304,3 +304,235 @@ pub(crate) fn decrby<const K: usize, const B: usize>(
         None => error(out, NOT_INTEGER),
     }
 }
+
+/// Redis' text when a value would outgrow the largest value (`checkStringLength`; here the
+/// store's limit plays `proto-max-bulk-len`).
+#[cfg(feature = "extended-commands")]
+const TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+/// `MGET key …`: each value, or nil.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn mget<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    out.array_header(argv.len() - 1)?;
+    for key in &argv[1..] {
+        bulk_or_nil(out, ctx.store.get(key, now))?;
+    }
+    Ok(After::Continue)
+}
+
+/// Writes each key-value pair of `pairs`, each key losing its TTL. Each write is checked
+/// before any is made, so a key or value over the limits changes nothing; a store that fills
+/// up on the way is refused at that pair (Redis refuses the whole command beforehand when
+/// over `maxmemory`).
+#[cfg(feature = "extended-commands")]
+fn set_pairs<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    pairs: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), Reply> {
+    let now = ctx.clock.now;
+    for pair in pairs.chunks_exact(2) {
+        if let Err(e) = ctx.store.check_set(pair[0], pair[1], Ttl::Persist, now) {
+            return Err(store_error(ctx, out, e));
+        }
+    }
+    for pair in pairs.chunks_exact(2) {
+        if let Err(e) = ctx.store.set(pair[0], pair[1], Ttl::Persist, now) {
+            return Err(store_error(ctx, out, e));
+        }
+    }
+    Ok(())
+}
+
+/// `MSET key value …`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn mset<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if argv.len() % 2 == 0 {
+        return super::wrong_arity(out, "mset");
+    }
+    match set_pairs(ctx, &argv[1..], out) {
+        Ok(()) => ok(out),
+        Err(reply) => reply,
+    }
+}
+
+/// `MSETNX key value …`: all or none, none if any key exists.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn msetnx<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if argv.len() % 2 == 0 {
+        return super::wrong_arity(out, "msetnx");
+    }
+    let now = ctx.clock.now;
+    if argv[1..]
+        .iter()
+        .step_by(2)
+        .any(|key| ctx.store.contains(key, now))
+    {
+        return integer(out, 0);
+    }
+    match set_pairs(ctx, &argv[1..], out) {
+        Ok(()) => integer(out, 1),
+        Err(reply) => reply,
+    }
+}
+
+/// `SETNX key value`: 1 if set, 0 if the key exists.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn setnx<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let now = ctx.clock.now;
+    if ctx.store.contains(argv[1], now) {
+        return integer(out, 0);
+    }
+    match ctx.store.set(argv[1], argv[2], Ttl::Persist, now) {
+        Ok(()) => integer(out, 1),
+        Err(e) => store_error(ctx, out, e),
+    }
+}
+
+/// `GETSET key value`: `SET key value GET`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn getset<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let options = StringOptions {
+        get: true,
+        ..StringOptions::default()
+    };
+    set_generic(ctx, argv[1], argv[2], Ttl::Persist, options, out)
+}
+
+/// `STRLEN key`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn strlen<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let len = ctx.store.get(argv[1], ctx.clock.now).map_or(0, <[u8]>::len);
+    integer(out, len as i64)
+}
+
+/// Builds a new value for `key` in the reply buffer's spare room: `edit` gets the room with
+/// the old value (empty if none) at its start and returns the new length. The new value is
+/// stored with the old TTL; `Ok(len)` is its length.
+#[cfg(feature = "extended-commands")]
+fn rewrite<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    key: &[u8],
+    new_len: usize,
+    out: &mut ReplyWriter<'_>,
+    edit: impl FnOnce(&mut [u8]),
+) -> Result<usize, Reply> {
+    let now = ctx.clock.now;
+    if new_len > ctx.store.max_value_len() || new_len > out.spare().len() {
+        return Err(error(out, TOO_LONG));
+    }
+    let room = out.spare();
+    let old = ctx.store.get(key, now).unwrap_or_default();
+    room[..new_len].fill(0);
+    room[..old.len().min(new_len)].copy_from_slice(&old[..old.len().min(new_len)]);
+    edit(&mut room[..new_len]);
+    match ctx.store.set(key, &out.spare()[..new_len], Ttl::Keep, now) {
+        Ok(()) => Ok(new_len),
+        Err(e) => Err(store_error(ctx, out, e)),
+    }
+}
+
+/// `APPEND key value`: the new length.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn append<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (key, tail) = (argv[1], argv[2]);
+    let old_len = ctx.store.get(key, ctx.clock.now).map_or(0, <[u8]>::len);
+    let new_len = old_len.saturating_add(tail.len());
+    match rewrite(ctx, key, new_len, out, |value| {
+        value[old_len..].copy_from_slice(tail);
+    }) {
+        Ok(len) => integer(out, len as i64),
+        Err(reply) => reply,
+    }
+}
+
+/// `SETRANGE key offset value`: overwrites from `offset`, padding with zero bytes; the new
+/// length.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn setrange<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (key, patch) = (argv[1], argv[3]);
+    let offset = match parse_i64(argv[2]) {
+        Some(offset) if offset >= 0 => offset as u64,
+        Some(_) => return error(out, "ERR offset is out of range"),
+        None => return error(out, NOT_INTEGER),
+    };
+    let old_len = ctx.store.get(key, ctx.clock.now).map(<[u8]>::len);
+    if patch.is_empty() {
+        // Nothing to write: the length as it is (0 for a missing key, which stays missing).
+        return integer(out, old_len.unwrap_or(0) as i64);
+    }
+    let end = offset.saturating_add(patch.len() as u64);
+    // Redis' limit is 512 MB; this server's is the largest value.
+    let Ok(end) = usize::try_from(end) else {
+        return error(out, TOO_LONG);
+    };
+    let new_len = end.max(old_len.unwrap_or(0));
+    match rewrite(ctx, key, new_len, out, |value| {
+        value[end - patch.len()..end].copy_from_slice(patch);
+    }) {
+        Ok(len) => integer(out, len as i64),
+        Err(reply) => reply,
+    }
+}
+
+/// `GETRANGE key start end` (and `SUBSTR`): the bytes from `start` to `end` inclusive,
+/// negative positions counting from the end, as Redis' `getrangeCommand`.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn getrange<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (Some(mut start), Some(mut end)) = (parse_i64(argv[2]), parse_i64(argv[3])) else {
+        return error(out, NOT_INTEGER);
+    };
+    let value = ctx.store.get(argv[1], ctx.clock.now).unwrap_or_default();
+    let len = value.len() as i64;
+    if start < 0 && end < 0 && start > end {
+        return bulk_or_nil(out, Some(b""));
+    }
+    if start < 0 {
+        start = (len + start).max(0);
+    }
+    if end < 0 {
+        end = (len + end).max(0);
+    }
+    end = end.min(len - 1);
+    if start > end || len == 0 {
+        return bulk_or_nil(out, Some(b""));
+    }
+    bulk_or_nil(out, Some(&value[start as usize..=end as usize]))
+}

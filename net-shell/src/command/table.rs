@@ -25,8 +25,10 @@ impl Flags {
     pub(crate) const READONLY: Self = Self(1 << 1);
     pub(crate) const DENYOOM: Self = Self(1 << 2);
     pub(crate) const ADMIN: Self = Self(1 << 3);
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
     pub(crate) const PUBSUB: Self = Self(1 << 4);
     pub(crate) const NOSCRIPT: Self = Self(1 << 5);
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
     pub(crate) const BLOCKING: Self = Self(1 << 6);
     pub(crate) const LOADING: Self = Self(1 << 7);
     pub(crate) const STALE: Self = Self(1 << 8);
@@ -60,6 +62,7 @@ impl Flags {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Categories(u32);
 
+#[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
 impl Categories {
     const READ: u32 = 1 << 1;
     const WRITE: u32 = 1 << 2;
@@ -107,9 +110,11 @@ impl Acl {
     pub(crate) const CONNECTION: Self = Self(1 << 4);
 
     /// Each bit's place in [`Categories`].
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
     const PLACES: [u32; 6] = [0, 7, 8, 17, 18, 19];
 
     /// These categories and those Redis derives from `flags`.
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
     fn with_implicit(self, flags: Flags) -> Categories {
         let mut bits = 0;
         for (bit, place) in Self::PLACES.iter().enumerate() {
@@ -148,6 +153,8 @@ impl KeyFlags {
     pub(crate) const RM: Self = Self(1 << 3);
     pub(crate) const ACCESS: Self = Self(1 << 4);
     pub(crate) const UPDATE: Self = Self(1 << 5);
+    #[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
+    pub(crate) const INSERT: Self = Self(1 << 6);
     pub(crate) const DELETE: Self = Self(1 << 7);
     pub(crate) const VARIABLE_FLAGS: Self = Self(1 << 10);
 
@@ -225,6 +232,8 @@ pub(crate) struct Command<const K: usize, const B: usize> {
     /// if negative.
     pub(crate) arity: i8,
     pub(crate) flags: Flags,
+    /// ACL categories (listed with the `command-docs` feature).
+    #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
     acl: Acl,
     group: Group,
     /// Legacy key positions: first, last (negative: from the end), step. `0, 0, 0`: none.
@@ -321,11 +330,15 @@ use Group as G;
 use KeyFlags as KF;
 
 /// Key specs of commands whose one key is their first argument.
+#[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
+const KEY_RO: &[KeySpec] = &[KeySpec::new(KF::RO, 1, 0, 1)];
 const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 0, 1)];
 const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::new(KF::RW.or(KF::UPDATE), 1, 0, 1)];
 const KEY_RW_ACCESS_UPDATE: &[KeySpec] =
     &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)];
 const KEY_OW_UPDATE: &[KeySpec] = &[KeySpec::new(KF::OW.or(KF::UPDATE), 1, 0, 1)];
+#[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
+const KEY_2_RO: &[KeySpec] = &[KeySpec::new(KF::RO, 2, 0, 1)];
 const KEY_RW_ACCESS_DELETE: &[KeySpec] =
     &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1)];
 
@@ -353,6 +366,33 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("decr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
         row("incrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
         row("decrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("mget", -2, READ_FAST, A::STRING, G::String, strings::mget).keys(1, -1, 1).tips(&["request_policy:multi_shard"])
+            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, -1, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("mset", -3, WRITE_DENYOOM, A::STRING, G::String, strings::mset).keys(1, -1, 2)
+            .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+            .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 1, -1, 2)]),
+        #[cfg(feature = "extended-commands")]
+        row("msetnx", -3, WRITE_DENYOOM, A::STRING, G::String, strings::msetnx).keys(1, -1, 2)
+            .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+            .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, -1, 2)]),
+        #[cfg(feature = "extended-commands")]
+        row("setnx", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::setnx).keys(1, 1, 1)
+            .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, 0, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("getset", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::getset).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("strlen", 2, READ_FAST, A::STRING, G::String, strings::strlen).keys(1, 1, 1).specs(KEY_RO),
+        #[cfg(feature = "extended-commands")]
+        row("append", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::append).keys(1, 1, 1)
+            .specs(&[KeySpec::new(KF::RW.or(KF::INSERT), 1, 0, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("setrange", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setrange).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("getrange", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        #[cfg(feature = "extended-commands")]
+        row("substr", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
         // Keys.
         row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
             .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
@@ -369,6 +409,30 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("expiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::expiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
         row("pexpiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
         row("persist", 2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::persist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("type", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::type_of).keys(1, 1, 1).specs(KEY_RO),
+        #[cfg(feature = "extended-commands")]
+        row("rename", 3, F::WRITE, A::KEYSPACE, G::Generic, keys::rename).keys(1, 2, 1)
+            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("renamenx", 3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::renamenx).keys(1, 2, 1)
+            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::INSERT), 2, 0, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("copy", -3, WRITE_DENYOOM, A::KEYSPACE, G::Generic, keys::copy).keys(1, 2, 1)
+            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("touch", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::touch).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+            .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+        #[cfg(feature = "extended-commands")]
+        row("keys", 2, F::READONLY, A::KEYSPACE.or(A::DANGEROUS), G::Generic, keys::keys)
+            .tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
+        #[cfg(feature = "extended-commands")]
+        row("scan", -2, F::READONLY, A::KEYSPACE, G::Generic, keys::scan).tips(&["nondeterministic_output", "request_policy:special"]),
+        #[cfg(feature = "extended-commands")]
+        row("randomkey", 1, F::READONLY, A::KEYSPACE, G::Generic, keys::randomkey)
+            .tips(&["request_policy:all_shards", "nondeterministic_output"]),
+        #[cfg(feature = "extended-commands")]
+        row("object", -2, F::NONE, A::NONE, G::Generic, help).subcommands(Self::OBJECT),
         // Server.
         row("dbsize", 1, READ_FAST, A::KEYSPACE, G::Server, server::dbsize).tips(ALL_SHARDS_SUM),
         row("flushall", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
@@ -386,6 +450,16 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("ping", -1, F::FAST, A::CONNECTION, G::Connection, server::ping).tips(ALL_SHARDS_SUCCEEDED),
         row("echo", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::echo),
         row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
+        row("time", 1, LOADING_STALE.or(F::FAST), A::NONE, G::Server, server::time).tips(NONDETERMINISTIC),
+    ];
+
+    #[cfg(feature = "extended-commands")]
+    const OBJECT: &'static [Command<K, B>] = &[
+        row("object|help", 2, LOADING_STALE, A::KEYSPACE, G::Generic, help),
+        row("object|idletime", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+        row("object|freq", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+        row("object|encoding", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+        row("object|refcount", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
     ];
 
     const CONFIG: &'static [Command<K, B>] = &[
@@ -738,15 +812,15 @@ fn write_info<const K: usize, const B: usize>(
     for position in command.keys {
         out.integer(i64::from(position))?;
     }
-    write_bit_names(
-        command.acl.with_implicit(command.flags).0,
-        &Categories::NAMES,
-        out,
-    )?;
     #[cfg(feature = "command-docs")]
-    write_docs_info(command, out)?;
+    {
+        let categories = command.acl.with_implicit(command.flags);
+        write_bit_names(categories.0, &Categories::NAMES, out)?;
+        write_docs_info(command, out)?;
+    }
     #[cfg(not(feature = "command-docs"))]
     {
+        out.array_header(0)?; // ACL categories
         out.array_header(0)?; // tips
         out.array_header(0)?; // key specs
     }

@@ -112,6 +112,25 @@ impl<'a> ReplyWriter<'a> {
         self.buf.len() - self.len
     }
 
+    /// The part of the buffer not written yet, as scratch space: a command can build a value
+    /// there (`APPEND`, `SETRANGE`) before it writes its reply, which then overwrites it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.spare()[..2].copy_from_slice(b"ab");
+    /// assert_eq!(replies.spare().len(), 16);
+    /// replies.integer(2).unwrap();
+    /// assert_eq!(replies.written(), b":2\r\n");
+    /// ```
+    pub fn spare(&mut self) -> &mut [u8] {
+        self.buf.get_mut(self.len..).unwrap_or_default()
+    }
+
     /// Drops what was written after the first `len` bytes; does nothing if `len` is not less than
     /// [`len`](Self::len). For taking back the start of a multi-part reply that did not fit.
     ///
