@@ -175,6 +175,10 @@ pub enum Difference {
     /// Replies that depend on the millisecond a command ran (`PTTL`, `PEXPIRETIME`): the two
     /// servers run each step a few ms apart; integers within this many ms, else exact.
     Timing(i64),
+    /// `INCRBYFLOAT`: Redis adds in C `long double` and prints its binary noise
+    /// (`1008.01000000000000001`); net-shell adds exactly (see `command/float.rs`). Both are
+    /// numbers within 1e-15 of each other (the exact ones are equal, byte for byte).
+    LongDouble,
     /// `TIME`: two clocks; both answer seconds and microseconds, within a second.
     Clock,
     /// Redis promises no order (`KEYS`, `COMMAND LIST`): the same elements in any order.
@@ -270,6 +274,16 @@ impl Difference {
                 (Value::Int(_), Value::Int(_)) => Ok(()),
                 _ => fail("not integers"),
             },
+            Self::LongDouble => {
+                let number = |v: &Value| -> Option<f64> {
+                    std::str::from_utf8(v.bytes()?).ok()?.parse().ok()
+                };
+                match (number(&r), number(&s)) {
+                    (Some(a), Some(b)) if (a - b).abs() <= 1e-15 * a.abs().max(1.0) => Ok(()),
+                    (None, None) if r == s => Ok(()),
+                    _ => fail("numbers apart"),
+                }
+            }
             Self::Clock => {
                 let seconds = |v: &Value| -> Option<i64> {
                     let items = v.items()?;

@@ -292,6 +292,148 @@ fn more_strings() -> Vec<Script> {
     ]
 }
 
+fn bitmaps_and_floats() -> Vec<Script> {
+    vec![
+        Script::new("setbit getbit")
+            .run(&[
+                "GETBIT nokey 0",
+                "SETBIT b 7 1",
+                "GET b",
+                "GETBIT b 7",
+                "GETBIT b 6",
+                "GETBIT b 100",
+                "SETBIT b 7 0",
+                "SETBIT b 7 0",
+                "SETBIT b 20 1",
+                "STRLEN b",
+                "GET b",
+                "SETBIT b 7 2",
+                "SETBIT b 7 -1",
+                "SETBIT b 7 x",
+                "SETBIT b -1 1",
+                "SETBIT b x 1",
+                "SETBIT b 4294967296 1",
+                "GETBIT b -1",
+                "GETBIT b 4294967296",
+                "GETBIT b 9223372036854775807",
+                "SET t v EX 100",
+                "SETBIT t 0 1",
+                "TTL t",
+                "SETBIT b 1",
+                "GETBIT b",
+            ])
+            .differs(D::ValueLimit, &["SETBIT big 100000 1"]),
+        Script::new("bitcount bitpos").run(&[
+            "BITCOUNT nokey",
+            "BITCOUNT nokey x y",
+            "SET s foobar",
+            "BITCOUNT s",
+            "BITCOUNT s 0 0",
+            "BITCOUNT s 1 1",
+            "BITCOUNT s 1 1 BYTE",
+            "BITCOUNT s 5 30 BIT",
+            "BITCOUNT s -2 -1",
+            "BITCOUNT s -1 -2",
+            "BITCOUNT s -100 100",
+            "BITCOUNT s 0 -1 bit",
+            "BITCOUNT s 1",
+            "BITCOUNT s 0 -1 bogus",
+            "BITCOUNT s x 1",
+            "BITCOUNT s 1 x bogus",
+            "BITCOUNT s 0 1 bit x",
+            "SET e \"\"",
+            "BITCOUNT e",
+            "BITCOUNT e 0 -1",
+            "BITPOS nokey 0",
+            "BITPOS nokey 1",
+            "BITPOS s 2",
+            "BITPOS s x",
+            "BITPOS s 1",
+            "BITPOS s 0",
+            "BITPOS s 1 2",
+            "BITPOS s 1 2 -1",
+            "BITPOS s 1 2 -1 bit",
+            "BITPOS s 0 -3 -1 BYTE",
+            "BITPOS s 1 7 15 BIT",
+            "BITPOS s 1 100",
+            "BITPOS s 1 2 1",
+            "BITPOS s 0 1 1 bogus",
+            "BITPOS s 0 1 x bogus",
+            "BITPOS s 0 1 2 bit x",
+            "SET ones \"\\xff\\xff\"",
+            "BITPOS ones 0",
+            "BITPOS ones 0 0 -1",
+            "BITPOS ones 0 1",
+            "BITPOS ones 1",
+            "BITPOS ones 0 3 11 bit",
+            "BITPOS e 0",
+            "BITPOS e 1",
+        ]),
+        Script::new("bitop").run(&[
+            "SET a \"\\x0f\\xf0\"",
+            "SET b \"\\xff\"",
+            "BITOP AND d a b",
+            "GET d",
+            "BITOP OR d a b",
+            "GET d",
+            "BITOP XOR d a b nokey",
+            "GET d",
+            "BITOP NOT d a",
+            "GET d",
+            "BITOP not d a b",
+            "BITOP nand d a",
+            "SET d v EX 100",
+            "BITOP AND d nokey1 nokey2",
+            "EXISTS d",
+            "SET d v EX 100",
+            "BITOP OR d a",
+            "TTL d",
+            "BITOP AND d a",
+            "BITOP AND",
+        ]),
+        Script::new("incrbyfloat")
+            .run(&[
+                "INCRBYFLOAT f 1.5",
+                "INCRBYFLOAT f .5",
+                "INCRBYFLOAT f 5.",
+                "INCRBYFLOAT f +1",
+                "INCRBYFLOAT f 1e3",
+                "INCRBYFLOAT f -1008",
+                "GET f",
+                "SET m 10.50",
+                "INCRBYFLOAT m 0.1",
+                "INCRBYFLOAT m -5",
+                "SET m 5.0e3",
+                "INCRBYFLOAT m 2.0e2",
+                "SET m 0.1",
+                "INCRBYFLOAT m 0.2",
+                "SET m 1e-20",
+                "INCRBYFLOAT m 0",
+                "SET m -0.0",
+                "INCRBYFLOAT m 0",
+                "SET m 12345678901234567890",
+                "INCRBYFLOAT m 1",
+                "INCRBYFLOAT m abc",
+                "INCRBYFLOAT m ''",
+                "INCRBYFLOAT m \" 1\"",
+                "INCRBYFLOAT m \"1 \"",
+                "INCRBYFLOAT m nan",
+                "INCRBYFLOAT m inf",
+                "INCRBYFLOAT m -inf",
+                "SET x abc",
+                "INCRBYFLOAT x 1",
+                "SET t 1 EX 100",
+                "INCRBYFLOAT t 1.5",
+                "TTL t",
+                "INCRBYFLOAT m",
+            ])
+            .differs(
+                D::LongDouble,
+                &["SET f 1008", "INCRBYFLOAT f 1E-2", "INCRBYFLOAT f 0.1"],
+            ),
+    ]
+}
+
 fn keys() -> Vec<Script> {
     vec![
         Script::new("del exists unlink").run(&[
@@ -794,7 +936,16 @@ fn random_mix(seed: u64, steps: usize) -> Script {
         let secs = rng.random_range(100..10_000);
         let small = rng.random_range(-12..12);
         let offset = rng.random_range(0..40);
-        let line = match rng.random_range(0..32) {
+        let bit = rng.random_range(0..64);
+        let line = match rng.random_range(0..37) {
+            32 => format!("SETBIT {k} {bit} {}", bit % 2),
+            33 => format!("GETBIT {k} {bit}"),
+            34 => format!("BITCOUNT {k} {small} {offset}"),
+            35 => format!("BITPOS {k} {} {small}", bit % 2),
+            36 => {
+                let ops = ["AND", "OR", "XOR"];
+                format!("BITOP {} {k} {k2} {k}", ops[rng.random_range(0..3)])
+            }
             18 => format!("MGET {k} {k2} {k}"),
             19 => format!("MSET {k} {n} {k2} {n}"),
             20 => format!("MSETNX {k} {n} {k2} v"),
@@ -868,10 +1019,16 @@ fn net_shell_answers_as_redis_does() {
     let mut scripts = Vec::new();
     scripts.extend(strings());
     scripts.extend(more_strings());
+    scripts.extend(bitmaps_and_floats());
     scripts.extend(keys());
     scripts.extend(server());
     scripts.extend(pipelines());
-    for seed in [1, 2, 3] {
+    // More seeds with REDIS_DIFF_SEEDS=n.
+    let seeds = std::env::var("REDIS_DIFF_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3);
+    for seed in 1..=seeds {
         scripts.push(random_mix(seed, 400));
     }
     let tally = run_scripts(&redis, &mut shell, &scripts).expect("both servers answer");

@@ -10,7 +10,9 @@
 //! | file | commands |
 //! |---|---|
 //! | `table.rs` | the table, lookup, `COMMAND` (generated from the table) |
-//! | `strings.rs` | the string and bitmap families (`GET`, `SET`, `INCR`, `APPEND`, `SETBIT`, …) |
+//! | `strings.rs` | the string family (`GET`, `SET`, `INCR`, `APPEND`, `INCRBYFLOAT`, …) |
+//! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
+//! | `float.rs` | exact decimals for `INCRBYFLOAT` |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
 //! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
 //! | `server.rs` | connection and server (`PING`, `AUTH`, `HELLO`, `CLIENT`, `INFO`, `FLUSHALL`, …) |
@@ -25,8 +27,12 @@ use crate::resp::{ReplyWriter, WriteFull};
 use crate::stats::Stats;
 use crate::store::{Store, StoreError};
 
+#[cfg(feature = "extended-commands")]
+mod bits;
 mod config;
 mod expiry;
+#[cfg(feature = "extended-commands")]
+mod float;
 mod glob;
 mod keys;
 mod server;

@@ -536,3 +536,32 @@ pub(crate) fn getrange<const K: usize, const B: usize>(
     }
     bulk_or_nil(out, Some(&value[start as usize..=end as usize]))
 }
+
+/// `INCRBYFLOAT key increment`: the sum, computed exactly and stored as Redis prints it (see
+/// `float.rs`), keeping the TTL.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn incrbyfloat<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    use super::float::{Decimal, NotDecimal};
+    let (key, now) = (argv[1], ctx.clock.now);
+    let current = Decimal::parse(ctx.store.get(key, now).unwrap_or(b"0"));
+    let sum = match (current, Decimal::parse(argv[2])) {
+        (Err(NotDecimal::Invalid), _) | (_, Err(NotDecimal::Invalid)) => {
+            return error(out, "ERR value is not a valid float")
+        }
+        (Err(NotDecimal::Infinite), _) | (_, Err(NotDecimal::Infinite)) => None,
+        (Ok(a), Ok(b)) => a.checked_add(b),
+    };
+    let Some(sum) = sum else {
+        return error(out, "ERR increment would produce NaN or Infinity");
+    };
+    let mut text = [0; 48];
+    let text = sum.format(&mut text);
+    match ctx.store.set(key, text, Ttl::Keep, now) {
+        Ok(()) => bulk_or_nil(out, Some(text)),
+        Err(e) => store_error(ctx, out, e),
+    }
+}

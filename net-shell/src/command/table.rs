@@ -7,6 +7,8 @@
 //! Flags, categories, tips and key specs were taken from redis-server 7.0.15's `COMMAND INFO`,
 //! so `COMMAND INFO get` answers what Redis answers; the differential test checks it.
 
+#[cfg(feature = "extended-commands")]
+use super::bits;
 use super::{config, keys, server, strings, After, Context, Reply, ReplyWriter, WriteFull};
 
 /// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
@@ -106,6 +108,8 @@ impl Acl {
     pub(crate) const NONE: Self = Self(0);
     pub(crate) const KEYSPACE: Self = Self(1 << 0);
     pub(crate) const STRING: Self = Self(1 << 1);
+    #[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
+    pub(crate) const BITMAP: Self = Self(1 << 2);
     pub(crate) const DANGEROUS: Self = Self(1 << 3);
     pub(crate) const CONNECTION: Self = Self(1 << 4);
 
@@ -209,6 +213,8 @@ impl KeySpec {
 pub(crate) enum Group {
     Generic,
     String,
+    #[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
+    Bitmap,
     Connection,
     Server,
 }
@@ -218,6 +224,7 @@ impl Group {
         match self {
             Self::Generic => "generic",
             Self::String => "string",
+            Self::Bitmap => "bitmap",
             Self::Connection => "connection",
             Self::Server => "server",
         }
@@ -391,6 +398,20 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("setrange", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setrange).keys(1, 1, 1).specs(KEY_RW_UPDATE),
         #[cfg(feature = "extended-commands")]
         row("getrange", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        #[cfg(feature = "extended-commands")]
+        row("incrbyfloat", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        // Bitmaps.
+        #[cfg(feature = "extended-commands")]
+        row("setbit", 4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::setbit).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("getbit", 3, READ_FAST, A::BITMAP, G::Bitmap, bits::getbit).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        #[cfg(feature = "extended-commands")]
+        row("bitcount", -2, F::READONLY, A::BITMAP, G::Bitmap, bits::bitcount).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        #[cfg(feature = "extended-commands")]
+        row("bitpos", -3, F::READONLY, A::BITMAP, G::Bitmap, bits::bitpos).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+        #[cfg(feature = "extended-commands")]
+        row("bitop", -4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::bitop).keys(2, -1, 1)
+            .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1), KeySpec::new(KF::RO.or(KF::ACCESS), 3, -1, 1)]),
         #[cfg(feature = "extended-commands")]
         row("substr", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
         // Keys.
