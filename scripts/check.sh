@@ -27,6 +27,10 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
 done
 cargo check -p net-shell --target thumbv7em-none-eabihf
 cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt
+for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
+  cargo check -p embassy-wheel-queue --target "$target"
+  cargo check -p embassy-wheel-queue --target "$target" --features defmt
+done
 
 step "docs (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/std,timer-core/defmt,timer-core/embassy-time

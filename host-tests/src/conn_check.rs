@@ -389,6 +389,8 @@ pub struct ConnSeen {
     pub refusals: usize,
     /// Clients that found no listening socket.
     pub no_listener: usize,
+    /// New clients given the socket of a finished close (every socket was taken).
+    pub reclaimed: usize,
     /// Connections closed by the idle timeout.
     pub idle_timeouts: usize,
     /// Connections closed by the read timeout.
@@ -419,6 +421,7 @@ impl ConnSeen {
         self.quits += other.quits;
         self.refusals += other.refusals;
         self.no_listener += other.no_listener;
+        self.reclaimed += other.reclaimed;
         self.idle_timeouts += other.idle_timeouts;
         self.read_timeouts += other.read_timeouts;
         self.client_closes += other.client_closes;
@@ -713,7 +716,14 @@ impl ConnRun {
                 self.ctx()
             ),
         };
-        let expected = if sockets_taken >= CONNS {
+        // With every socket taken, the server gives a new client the socket of a connection it
+        // is closing whose peer has acknowledged every byte (counted as an aborted close), and
+        // only without one does the client meet no listener.
+        let reclaimed = after.aborted_closes > before.aborted_closes;
+        if reclaimed {
+            self.seen.reclaimed += 1;
+        }
+        let expected = if sockets_taken >= CONNS && !reclaimed {
             Admission::NoListener
         } else if served < CONNS - 1 {
             Admission::Accepted
