@@ -391,6 +391,32 @@ fn bitmaps_and_floats() -> Vec<Script> {
             "BITOP AND d a",
             "BITOP AND",
         ]),
+        Script::new("lcs")
+            .run(&[
+                "LCS a b",
+                "MSET key1 ohmytext key2 mynewtext",
+                "LCS key1 key2",
+                "LCS key1 key2 LEN",
+                "LCS key1 key2 IDX",
+                "LCS key1 key2 IDX MINMATCHLEN 4",
+                "LCS key1 key2 IDX MINMATCHLEN 4 WITHMATCHLEN",
+                "LCS key1 key2 idx withmatchlen minmatchlen -5",
+                "LCS key1 key2 LEN IDX",
+                "LCS key1 key2 MINMATCHLEN",
+                "LCS key1 key2 MINMATCHLEN x",
+                "LCS key1 key2 BOGUS",
+                "LCS key1 nokey",
+                "LCS key1 nokey IDX",
+                "LCS key1 key1 IDX WITHMATCHLEN",
+                "MSET x abcbdab y bdcaba",
+                "LCS x y",
+                "LCS y x",
+                "LCS x y IDX WITHMATCHLEN",
+                "MSET p aaaa q aa",
+                "LCS p q IDX",
+                "LCS key1",
+            ])
+            .differs(D::ValueLimit, &["SET long 01234567890123456789012345678901234567890123456789012345678901234567890123456789", "LCS long long"]),
         Script::new("incrbyfloat")
             .run(&[
                 "INCRBYFLOAT f 1.5",
@@ -937,7 +963,11 @@ fn random_mix(seed: u64, steps: usize) -> Script {
         let small = rng.random_range(-12..12);
         let offset = rng.random_range(0..40);
         let bit = rng.random_range(0..64);
-        let line = match rng.random_range(0..37) {
+        let line = match rng.random_range(0..38) {
+            37 => format!(
+                "LCS {k} {k2}{}",
+                ["", " LEN", " IDX", " IDX WITHMATCHLEN"][rng.random_range(0..4)]
+            ),
             32 => format!("SETBIT {k} {bit} {}", bit % 2),
             33 => format!("GETBIT {k} {bit}"),
             34 => format!("BITCOUNT {k} {small} {offset}"),

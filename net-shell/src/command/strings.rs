@@ -565,3 +565,162 @@ pub(crate) fn incrbyfloat<const K: usize, const B: usize>(
         Err(e) => store_error(ctx, out, e),
     }
 }
+
+/// The longest common subsequence `LCS` finds here: its bytes and matches are kept on the
+/// stack while the reply is written over the table.
+#[cfg(feature = "extended-commands")]
+const LCS_MAX: usize = 256;
+
+/// `LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]`, as Redis 7's `lcsCommand`:
+/// the same dynamic-programming table and the same walk back through it, so the same
+/// subsequence among several of the same length. Both strings and the table (two bits a cell)
+/// live in the reply buffer's spare room; strings too long for it, or both longer than 256
+/// bytes, are refused with Redis' text for a table over its limit.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn lcs<const K: usize, const B: usize>(
+    ctx: &mut Context<'_, K, B>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (mut len_only, mut idx, mut with_len, mut min_len) = (false, false, false, 0u64);
+    let mut i = 3;
+    while i < argv.len() {
+        let word = argv[i];
+        if is(word, "idx") {
+            idx = true;
+        } else if is(word, "len") {
+            len_only = true;
+        } else if is(word, "withmatchlen") {
+            with_len = true;
+        } else if is(word, "minmatchlen") && i + 1 < argv.len() {
+            match parse_i64(argv[i + 1]) {
+                Some(n) => min_len = n.max(0) as u64,
+                None => return error(out, NOT_INTEGER),
+            }
+            i += 1;
+        } else {
+            return error(out, SYNTAX);
+        }
+        i += 1;
+    }
+    if idx && len_only {
+        return error(
+            out,
+            "ERR If you want both the length and indexes, please just use IDX.",
+        );
+    }
+    // Both strings, one row of lengths, then two bits per cell of the table: whether the
+    // length grows from the cell above (V) and from the cell to the left (H). The walk back
+    // needs only them: LCS(i-1,j) > LCS(i,j-1) exactly when V is 0 and H is 1.
+    let now = ctx.clock.now;
+    let a_len = ctx.store.get(argv[1], now).map_or(0, <[u8]>::len);
+    let b_len = ctx.store.get(argv[2], now).map_or(0, <[u8]>::len);
+    let cells = (a_len + 1) * (b_len + 1);
+    let row_bytes = 2 * (b_len + 1);
+    let needed = a_len + b_len + row_bytes + cells.div_ceil(4);
+    if a_len.min(b_len) > LCS_MAX || needed > out.spare().len() {
+        return error(
+            out,
+            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        );
+    }
+    for (at, key) in [(0, argv[1]), (a_len, argv[2])] {
+        let value = ctx.store.get(key, now).unwrap_or_default();
+        out.spare()[at..at + value.len()].copy_from_slice(value);
+    }
+    let (strings, rest) = out.spare().split_at_mut(a_len + b_len);
+    let (a, b) = strings.split_at(a_len);
+    let (row, bits) = rest.split_at_mut(row_bytes);
+    bits[..cells.div_ceil(4)].fill(0);
+    let length = |row: &[u8], j: usize| u16::from_le_bytes([row[2 * j], row[2 * j + 1]]);
+    let flag = |bits: &[u8], i: usize, j: usize, which: usize| {
+        let n = 2 * (j + i * (b_len + 1)) + which;
+        bits[n / 8] & (1 << (n % 8)) != 0
+    };
+    const V: usize = 0;
+    const H: usize = 1;
+    row.fill(0);
+    for i in 1..=a_len {
+        // `diagonal` is LCS(i-1, j-1), `left` LCS(i, j-1); `row` holds row i-1 ahead of j.
+        let (mut diagonal, mut left) = (0u16, 0u16);
+        for j in 1..=b_len {
+            let up = length(row, j);
+            let here = if a[i - 1] == b[j - 1] {
+                diagonal + 1
+            } else {
+                up.max(left)
+            };
+            for (which, grew) in [(V, here > up), (H, here > left)] {
+                if grew {
+                    let n = 2 * (j + i * (b_len + 1)) + which;
+                    bits[n / 8] |= 1 << (n % 8);
+                }
+            }
+            diagonal = up;
+            left = here;
+            row[2 * j..2 * j + 2].copy_from_slice(&here.to_le_bytes());
+        }
+    }
+    let total = usize::from(length(row, b_len));
+    // Walk back, as Redis does: the subsequence from its end, the matching ranges.
+    let mut result = [0u8; LCS_MAX];
+    let mut ranges: heapless::Vec<[u16; 4], LCS_MAX> = heapless::Vec::new();
+    let (mut i, mut j, mut left) = (a_len, b_len, total);
+    let mut range: Option<[usize; 4]> = None; // a start, a end, b start, b end
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            result[left - 1] = a[i - 1];
+            match &mut range {
+                None => range = Some([i - 1, i - 1, j - 1, j - 1]),
+                Some(r) if r[0] == i && r[2] == j => {
+                    r[0] -= 1;
+                    r[2] -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            if range.is_some_and(|r| r[0] == 0 || r[2] == 0) {
+                emit = true;
+            }
+            left -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            if !flag(bits, i, j, V) && flag(bits, i, j, H) {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = range.is_some();
+        }
+        if let (true, Some(r)) = (emit, range) {
+            let matched = (r[1] - r[0] + 1) as u64;
+            if min_len == 0 || matched >= min_len {
+                let _ = ranges.push(r.map(|n| n as u16));
+            }
+            range = None;
+        }
+    }
+    if idx {
+        out.array_header(4)?;
+        out.bulk(b"matches")?;
+        out.array_header(ranges.len())?;
+        for r in &ranges {
+            out.array_header(2 + usize::from(with_len))?;
+            for pair in [[r[0], r[1]], [r[2], r[3]]] {
+                out.array_header(2)?;
+                out.integer(i64::from(pair[0]))?;
+                out.integer(i64::from(pair[1]))?;
+            }
+            if with_len {
+                out.integer(i64::from(r[1] - r[0] + 1))?;
+            }
+        }
+        out.bulk(b"len")?;
+        integer(out, total as i64)
+    } else if len_only {
+        integer(out, total as i64)
+    } else {
+        bulk_or_nil(out, Some(&result[..total]))
+    }
+}

@@ -400,6 +400,9 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("getrange", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
         #[cfg(feature = "extended-commands")]
         row("incrbyfloat", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+        #[cfg(feature = "extended-commands")]
+        row("lcs", -3, F::READONLY, A::STRING, G::String, strings::lcs).keys(1, 2, 1)
+            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 1, 1)]),
         // Bitmaps.
         #[cfg(feature = "extended-commands")]
         row("setbit", 4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::setbit).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
