@@ -1,6 +1,7 @@
 //! The embassy-time driver for boards without one of their own (QEMU mps2-an386), tickless:
 //! two CMSDK APB timers at the 25 MHz system clock, a 64-bit tick count at [`TICK_HZ`], and a
-//! timer queue for `schedule_wake`.
+//! timer queue for `schedule_wake` on timer-core's wheel ([`WheelQueue`], O(1) per wake-up,
+//! [`QUEUE_CAPACITY`] wakers).
 //!
 //! - **Counter**, timer 1 (0x4000_1000): runs free from reload `0xFFFF_FFFF` with its interrupt
 //!   off, so it wraps every 2^32 cycles (about 172 s). Inverted (it counts down), it feeds a
@@ -27,11 +28,15 @@ use core::task::Waker;
 
 use critical_section::Mutex;
 use embassy_time_driver::{Driver, TICK_HZ};
-use embassy_time_queue_utils::Queue;
+use embassy_wheel_queue::WheelQueue;
 use timer_core::WrappingCounter;
 
 /// The frequency the APB timers count at (the system clock of mps2-an386).
 pub const CLOCK_HZ: u32 = 25_000_000;
+
+/// Wakers the timer queue holds (tasks sleeping at once); when full, a new one is woken at
+/// once and registers again (see `embassy-wheel-queue`).
+pub const QUEUE_CAPACITY: usize = 32;
 
 /// The NVIC interrupt of the alarm timer (CMSDK APB timer 0).
 pub const ALARM_IRQ: u16 = 8;
@@ -139,9 +144,10 @@ impl Hardware {
 
 struct State {
     hardware: Option<Hardware>,
-    /// The tick of the earliest deadline in `queue`; `u64::MAX` when none.
+    /// The tick the alarm is armed for (at or before the earliest deadline in `queue`);
+    /// `u64::MAX` when none.
     alarm_at: u64,
-    queue: Queue,
+    queue: WheelQueue<QUEUE_CAPACITY>,
 }
 
 struct ApbTimerDriver {
@@ -211,7 +217,7 @@ embassy_time_driver::time_driver_impl!(static DRIVER: ApbTimerDriver = ApbTimerD
     state: Mutex::new(RefCell::new(State {
         hardware: None,
         alarm_at: u64::MAX,
-        queue: Queue::new(),
+        queue: WheelQueue::new(),
     })),
 });
 
