@@ -231,25 +231,23 @@ pub(crate) fn get<const K: usize, const B: usize>(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let mut found: heapless::Vec<(Entry, &[u8]), 16> = heapless::Vec::new();
-    for &pattern in &argv[2..] {
-        let exact = !pattern.iter().any(|b| b"*?[".contains(b));
-        for entry in entries() {
-            let name = entry.name();
-            let hit = if exact {
-                super::is(pattern, name)
+    // Each parameter once, under the name the first pattern matching it gives.
+    let shown = |name: &'static str| {
+        argv[2..].iter().find_map(|&pattern| {
+            if !pattern.iter().any(|b| b"*?[".contains(b)) {
+                super::is(pattern, name).then_some(pattern)
             } else {
-                glob::matches(pattern, name.as_bytes(), true)
-            };
-            if hit && !found.iter().any(|(e, _)| e.name() == name) {
-                let shown = if exact { pattern } else { name.as_bytes() };
-                let _ = found.push((entry, shown));
+                glob::matches(pattern, name.as_bytes(), true).then_some(name.as_bytes())
             }
-        }
-    }
-    out.array_header(found.len() * 2)?;
-    for (entry, shown) in found {
-        out.bulk(shown)?;
+        })
+    };
+    let count = entries().filter(|e| shown(e.name()).is_some()).count();
+    out.array_header(count * 2)?;
+    for entry in entries() {
+        let Some(name) = shown(entry.name()) else {
+            continue;
+        };
+        out.bulk(name)?;
         match entry {
             Entry::Param(param) => param.write_value(ctx.settings, out)?,
             Entry::Fixed(_, value) => out.bulk(value.as_bytes())?,

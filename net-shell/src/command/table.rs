@@ -456,19 +456,19 @@ impl<const K: usize, const B: usize> Table<K, B> {
         row("randomkey", 1, F::READONLY, A::KEYSPACE, G::Generic, keys::randomkey)
             .tips(&["request_policy:all_shards", "nondeterministic_output"]),
         #[cfg(feature = "extended-commands")]
-        row("object", -2, F::NONE, A::NONE, G::Generic, help).subcommands(Self::OBJECT),
+        row("object", -2, F::NONE, A::NONE, G::Generic, container).subcommands(Self::OBJECT),
         // Server.
         row("dbsize", 1, READ_FAST, A::KEYSPACE, G::Server, server::dbsize).tips(ALL_SHARDS_SUM),
         row("flushall", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
         row("flushdb", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
         row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
             .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
-        row("config", -2, F::NONE, A::NONE, G::Server, help).subcommands(Self::CONFIG),
+        row("config", -2, F::NONE, A::NONE, G::Server, container).subcommands(Self::CONFIG),
         row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
             .subcommands(Self::COMMAND),
         // Connection.
         row("select", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::select),
-        row("client", -2, F::NONE, A::NONE, G::Connection, help).subcommands(Self::CLIENT),
+        row("client", -2, F::NONE, A::NONE, G::Connection, container).subcommands(Self::CLIENT),
         row("auth", -2, NO_AUTH, A::CONNECTION, G::Connection, server::auth),
         row("hello", -1, NO_AUTH, A::CONNECTION, G::Connection, server::hello),
         row("ping", -1, F::FAST, A::CONNECTION, G::Connection, server::ping).tips(ALL_SHARDS_SUCCEEDED),
@@ -479,6 +479,7 @@ impl<const K: usize, const B: usize> Table<K, B> {
 
     #[cfg(feature = "extended-commands")]
     const OBJECT: &'static [Command<K, B>] = &[
+        #[cfg(feature = "command-docs")]
         row("object|help", 2, LOADING_STALE, A::KEYSPACE, G::Generic, help),
         row("object|idletime", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
         row("object|freq", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
@@ -487,6 +488,7 @@ impl<const K: usize, const B: usize> Table<K, B> {
     ];
 
     const CONFIG: &'static [Command<K, B>] = &[
+        #[cfg(feature = "command-docs")]
         row("config|help", 2, LOADING_STALE, A::NONE, G::Server, help),
         row("config|rewrite", 2, ADMIN_CONFIG, A::NONE, G::Server, config::rewrite),
         row("config|resetstat", 2, ADMIN_CONFIG, A::NONE, G::Server, config::resetstat),
@@ -496,9 +498,11 @@ impl<const K: usize, const B: usize> Table<K, B> {
     ];
 
     const COMMAND: &'static [Command<K, B>] = &[
+        #[cfg(feature = "command-docs")]
         row("command|list", -2, LOADING_STALE, A::CONNECTION, G::Server, command_list_names).tips(NONDETERMINISTIC_ORDER),
         row("command|info", -2, LOADING_STALE, A::CONNECTION, G::Server, command_info).tips(NONDETERMINISTIC_ORDER),
         row("command|count", 2, LOADING_STALE, A::CONNECTION, G::Server, command_count),
+        #[cfg(feature = "command-docs")]
         row("command|help", 2, LOADING_STALE, A::CONNECTION, G::Server, help),
         row("command|docs", -2, LOADING_STALE, A::CONNECTION, G::Server, command_docs).tips(NONDETERMINISTIC_ORDER),
     ];
@@ -506,6 +510,7 @@ impl<const K: usize, const B: usize> Table<K, B> {
     const CLIENT: &'static [Command<K, B>] = &[
         row("client|setname", 3, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setname),
         row("client|getname", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_getname),
+        #[cfg(feature = "command-docs")]
         row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
         row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
         // Redis 7.2's: client libraries send it on connecting.
@@ -609,6 +614,7 @@ enum Listing {
     /// `COMMAND DOCS`: each command's name and documentation.
     Docs,
     /// `COMMAND LIST`: names, with subcommands.
+    #[cfg(feature = "command-docs")]
     Names,
 }
 
@@ -648,6 +654,7 @@ impl Continuation {
     /// Writes the header and as many entries as fit.
     fn start<const K: usize, const B: usize>(self, out: &mut ReplyWriter<'_>) -> Reply {
         let entries = match self.listing {
+            #[cfg(feature = "command-docs")]
             Listing::Names => Table::<K, B>::ROWS
                 .iter()
                 .map(|c| 1 + c.subcommands.len())
@@ -674,6 +681,7 @@ impl Continuation {
                 (Listing::Info, Some(command)) => write_info(command, out),
                 (Listing::Info, None) => out.null(),
                 (Listing::Docs, Some(command)) => write_docs(command, out),
+                #[cfg(feature = "command-docs")]
                 (Listing::Names, Some(command)) => write_names(command, out),
                 (_, None) => Ok(()),
             };
@@ -741,6 +749,7 @@ fn command_count<const K: usize, const B: usize>(
 
 /// `COMMAND LIST`: every name, with subcommands (`config|get`). Redis' `FILTERBY` is not
 /// taken.
+#[cfg(feature = "command-docs")]
 fn command_list_names<const K: usize, const B: usize>(
     _: &mut Context<'_, K, B>,
     argv: &[&[u8]],
@@ -783,7 +792,18 @@ fn command_docs<const K: usize, const B: usize>(
     listing.start::<K, B>(out)
 }
 
-/// `<COMMAND> HELP`: the subcommands, from the table.
+/// The handler of a command with subcommands and arity -2, which its arity never lets run:
+/// with a word after it, a subcommand runs (or the client hears it is unknown).
+fn container<const K: usize, const B: usize>(
+    _: &mut Context<'_, K, B>,
+    _: &[&[u8]],
+    _: &mut ReplyWriter<'_>,
+) -> Reply {
+    Ok(After::Continue)
+}
+
+/// `<COMMAND> HELP`: the subcommands, from the table (with the `command-docs` feature).
+#[cfg(feature = "command-docs")]
 fn help<const K: usize, const B: usize>(
     _: &mut Context<'_, K, B>,
     argv: &[&[u8]],
@@ -921,6 +941,7 @@ fn write_docs<const K: usize, const B: usize>(
 }
 
 /// A command's name and its subcommands' (`COMMAND LIST`).
+#[cfg(feature = "command-docs")]
 fn write_names<const K: usize, const B: usize>(
     command: &Command<K, B>,
     out: &mut ReplyWriter<'_>,
