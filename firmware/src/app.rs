@@ -306,6 +306,12 @@ impl App {
         next
     }
 
+    /// Tells the shell the wall-clock time, so `EXPIREAT`, `PXAT` and `EXPIRETIME` work:
+    /// `unix_ms` is the Unix time in milliseconds at `now_ms`.
+    pub fn set_unix_time(&mut self, now_ms: u64, unix_ms: u64) {
+        self.server.set_unix_time(now_ms, unix_ms);
+    }
+
     /// Where clients can connect: `Some` once the interface has an address and the client
     /// sockets listen. The firmware prints its "ready" line on each new `Some`.
     pub fn listen_endpoint(&self) -> Option<IpEndpoint> {

@@ -38,6 +38,10 @@ fn main() -> ! {
     } = board::init();
     let mut led = StatusLed::new(led);
     let mut app = app::App::new(app_config, APP_STORAGE.take(), &mut nic, now_ms());
+    // A wall clock where the board has one, for absolute expiry (EXPIREAT, PXAT).
+    if let Some(unix_ms) = board::unix_time_ms(now_ms) {
+        app.set_unix_time(now_ms(), unix_ms);
+    }
     let mut announced = None;
 
     loop {

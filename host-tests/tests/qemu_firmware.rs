@@ -390,3 +390,37 @@ fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
     assert_eq!(next.command(&["DBSIZE"]), Reply::Integer(max as i64));
     board.assert_running();
 }
+
+/// The QEMU board reads the host's Unix time through semihosting at boot, so absolute expiry
+/// works: `EXPIREAT` and `PXAT` are accepted, `EXPIRETIME` gives the time back, and a key set
+/// with `PXAT` is removed when that time comes.
+#[test]
+fn qemu_firmware_has_a_wall_clock_for_absolute_expiry() {
+    let Some(mut board) = Board::boot() else {
+        return;
+    };
+    let unix_now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("the host clock is after 1970")
+    };
+    let at = unix_now().as_secs() + 100;
+    assert_eq!(board.cli(&["SET", "k", "v"]), "OK");
+    assert_eq!(board.cli(&["EXPIREAT", "k", &at.to_string()]), "1");
+    assert_eq!(board.cli(&["EXPIRETIME", "k"]), at.to_string());
+    let ttl: u64 = board.cli(&["TTL", "k"]).parse().expect("TTL");
+    // The board's clock is the host's, to within the second boundary it aligned to at boot.
+    assert!((98..=100).contains(&ttl), "TTL {ttl}");
+
+    let pxat = unix_now().as_millis() as u64 + 1_500;
+    assert_eq!(
+        board.cli(&["SET", "soon", "v", "PXAT", &pxat.to_string()]),
+        "OK"
+    );
+    assert_eq!(board.cli(&["PEXPIRETIME", "soon"]), pxat.to_string());
+    let pttl: u64 = board.cli(&["PTTL", "soon"]).parse().expect("PTTL");
+    assert!((500..=1_500).contains(&pttl), "PTTL {pttl}");
+    thread::sleep(Duration::from_millis(3_000));
+    assert_eq!(board.cli(&["EXISTS", "soon"]), "0");
+    assert_eq!(board.info_field("expired_keys"), 1);
+}

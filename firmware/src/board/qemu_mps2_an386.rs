@@ -84,6 +84,24 @@ pub fn init() -> Board {
     }
 }
 
+/// The host's Unix time in milliseconds at `now_ms()`, through semihosting (`SYS_TIME`, which
+/// counts whole seconds): read on the first second boundary after boot, so it is right to within
+/// a few milliseconds, not one second. Waits up to a second at boot for that boundary.
+pub fn unix_time_ms(now_ms: fn() -> u64) -> Option<u64> {
+    let first = semihosting::sys::arm_compat::sys_time().ok()?;
+    let started = now_ms();
+    loop {
+        let seconds = semihosting::sys::arm_compat::sys_time().ok()?;
+        if seconds != first {
+            return Some(seconds as u64 * 1000);
+        }
+        // SYS_TIME ticks once a second; if the host clock is stuck, give up after two.
+        if now_ms().saturating_sub(started) > 2_000 {
+            return Some(seconds as u64 * 1000);
+        }
+    }
+}
+
 /// Logs the ready line, and writes it as text to semihosting stderr, where QEMU prints it on
 /// its own stderr for whoever started it.
 pub fn report_ready(line: &str) {
