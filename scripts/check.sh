@@ -40,6 +40,20 @@ step "firmware: both boards, and the LAN9118 frame logic on the host"
 (cd firmware && cargo nucleo-build)
 (cd firmware && cargo test -p lan9118 --target x86_64-unknown-linux-gnu)
 
+step "firmware: cargo run in QEMU shows decoded logs and the ready line, no raw defmt frames"
+firmware_run_log=$(mktemp)
+(cd firmware && cargo build --release -q && QEMU_PORT=16379 timeout 15 cargo run --release -q) \
+  > "$firmware_run_log" 2>&1 || true
+cat "$firmware_run_log"
+grep -q "net-shell ready on" "$firmware_run_log"
+grep -q "INFO.*net-shell: " "$firmware_run_log"
+# Only text: tab, newline, carriage return, printable ASCII and UTF-8 (defmt-print's output).
+if LC_ALL=C grep -qP '[\x00-\x08\x0b\x0c\x0e-\x1f]' "$firmware_run_log"; then
+  echo "binary bytes in cargo run's output" >&2
+  exit 1
+fi
+rm -f "$firmware_run_log"
+
 step "fuzz targets: build, and replay the committed corpus once (fuzz/README.md)"
 (
   cd fuzz
