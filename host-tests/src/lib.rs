@@ -12,6 +12,8 @@ pub mod redis_diff;
 
 pub mod resp_check;
 
+pub mod seeds;
+
 pub mod sim;
 
 pub mod store_check;

@@ -9,6 +9,7 @@
 //! - `CONN_MODEL_CASES=n` sets the number of runs (default [`DEFAULT_CASES`]).
 //! - `CONN_MODEL_SEED=0x..` replays one run: every failure prints its seed.
 
+use host_tests::seeds::{env_number, mix};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use host_tests::conn_check::{
@@ -23,24 +24,6 @@ const DEFAULT_CASES: usize = 1_000;
 
 /// Every seed derives from this and the case number.
 const BASE_SEED: u64 = 0xc0de_c0de_5eed_0007;
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
-}
-
-/// SplitMix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// Draws one run's ops.
 struct Generator {

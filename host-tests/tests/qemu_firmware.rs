@@ -396,7 +396,7 @@ fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
 /// with `PXAT` is removed when that time comes.
 #[test]
 fn qemu_firmware_has_a_wall_clock_for_absolute_expiry() {
-    let Some(mut board) = Board::boot() else {
+    let Some(board) = Board::boot() else {
         return;
     };
     let unix_now = || {

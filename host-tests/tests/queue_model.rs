@@ -14,6 +14,7 @@
 //!   [`DEFAULT_CASES`]); the others scale from it.
 //! - `TIMER_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
 
+use host_tests::seeds::env_number;
 use std::ops::RangeInclusive;
 
 use host_tests::queue_check::{
@@ -62,16 +63,6 @@ fn timeouts_plan(cases: usize, steps: RangeInclusive<usize>) -> Plan {
         deadlines: Deadlines::MostlyTimeouts,
         ..plan(cases, steps)
     }
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
 }
 
 /// Sequences per small-capacity test: `TIMER_MODEL_CASES` or [`DEFAULT_CASES`].

@@ -10,6 +10,7 @@
 //! - `RESP_MODEL_CASES=n` sets the number of inputs per kind (default [`DEFAULT_CASES`]).
 //! - `RESP_MODEL_SEED=0x..` replays one input: every failure prints its seed.
 
+use host_tests::seeds::{env_number, mix};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use host_tests::resp_check::{check, check_input, Seen, HEADER};
@@ -22,24 +23,6 @@ const DEFAULT_CASES: usize = 10_000;
 
 /// Every seed derives from this, the kind and the case number.
 const BASE_SEED: u64 = 0x5e5b_0a57_1e55_0001;
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
-}
-
-/// SplitMix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// Runs `make` for each seed of `test` and checks the input it builds; a failure names the seed
 /// and the input. Returns what the inputs parsed to.

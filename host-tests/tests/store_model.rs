@@ -15,6 +15,7 @@
 //!   [`DEFAULT_CASES`]); the large store runs one for every 100.
 //! - `STORE_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
 
+use host_tests::seeds::{env_number, mix};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use host_tests::store_check::{
@@ -31,24 +32,6 @@ const BASE_SEED: u64 = 0x5707_e0de_1c0f_fee7;
 /// Keys and bytes of the large store.
 const LARGE_KEYS: usize = 1_024;
 const LARGE_BYTES: usize = 96 << 10;
-
-fn env_number(name: &str) -> Option<u64> {
-    let text = std::env::var(name).ok()?;
-    let text = text.trim().replace('_', "");
-    let parsed = match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => text.parse(),
-    };
-    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
-}
-
-/// SplitMix64's finaliser.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// What a sequence looks like.
 #[derive(Clone, Copy)]
