@@ -24,7 +24,7 @@ pub(crate) const MAX_CAPACITY: usize = u32::MAX as usize - 1;
 
 /// The array position of slot number `index` (`NIL` maps out of range).
 #[inline]
-fn position(index: u32) -> usize {
+pub(crate) fn position(index: u32) -> usize {
     (index as usize).wrapping_sub(1)
 }
 

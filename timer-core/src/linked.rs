@@ -3,7 +3,7 @@
 
 use core::num::NonZeroU32;
 
-use crate::arena::{Arena, Cell, Node, NIL};
+use crate::arena::{position, Arena, Cell, Node, Slot, NIL};
 use crate::list::Links;
 use crate::{Expired, Storage};
 
@@ -56,24 +56,46 @@ where
     }
 }
 
-impl<T, H, C, S> Links for Arena<C, S>
-where
-    C: Cell<Node = LinkedNode<T, H>>,
-    S: Storage<C>,
-{
+/// The node at slot number `index` of `cells`, if occupied.
+#[inline]
+fn node<T, H, C: Cell<Node = LinkedNode<T, H>>>(
+    cells: &[C],
+    index: u32,
+) -> Option<&LinkedNode<T, H>> {
+    match cells.get(position(index)).map(C::slot) {
+        Some(Slot::Occupied(node)) => Some(node),
+        _ => None,
+    }
+}
+
+#[inline]
+fn node_mut<T, H, C: Cell<Node = LinkedNode<T, H>>>(
+    cells: &mut [C],
+    index: u32,
+) -> Option<&mut LinkedNode<T, H>> {
+    match cells.get_mut(position(index)).map(C::slot_mut) {
+        Some(Slot::Occupied(node)) => Some(node),
+        _ => None,
+    }
+}
+
+/// The links of the nodes in a queue's slots. The queues hand the list operations their slots
+/// as one borrowed slice (`Arena::cells_mut`), so that a list operation derives the slice once,
+/// not once a link: over a `Vec`, each derivation reloads the buffer's address and length.
+impl<T, H, C: Cell<Node = LinkedNode<T, H>>> Links for [C] {
     #[inline]
     fn prev(&self, index: u32) -> u32 {
-        self.get(index).map_or(NIL, |n| n.prev)
+        node(self, index).map_or(NIL, |n| n.prev)
     }
 
     #[inline]
     fn next(&self, index: u32) -> u32 {
-        self.get(index).map_or(NIL, |n| n.next)
+        node(self, index).map_or(NIL, |n| n.next)
     }
 
     #[inline]
     fn set_links(&mut self, index: u32, prev: u32, next: u32) {
-        if let Some(n) = self.get_mut(index) {
+        if let Some(n) = node_mut(self, index) {
             n.prev = prev;
             n.next = next;
         }
@@ -81,20 +103,32 @@ where
 
     #[inline]
     fn set_prev(&mut self, index: u32, prev: u32) {
-        if let Some(n) = self.get_mut(index) {
+        if let Some(n) = node_mut(self, index) {
             n.prev = prev;
         }
     }
 
     #[inline]
     fn set_next(&mut self, index: u32, next: u32) {
-        if let Some(n) = self.get_mut(index) {
+        if let Some(n) = node_mut(self, index) {
             n.next = next;
         }
     }
 
     #[inline]
     fn key(&self, index: u32) -> u64 {
-        self.get(index).map_or(u64::MAX, |n| n.deadline)
+        node(self, index).map_or(u64::MAX, |n| n.deadline)
+    }
+}
+
+impl<T, H, C, S> Arena<C, S>
+where
+    C: Cell<Node = LinkedNode<T, H>>,
+    S: Storage<C>,
+{
+    /// The deadline of the timer at `index` (`u64::MAX` if there is none).
+    #[inline]
+    pub(crate) fn key(&self, index: u32) -> u64 {
+        self.cells().key(index)
     }
 }

@@ -36,12 +36,12 @@ impl List {
         (self.head != NIL).then_some(self.head)
     }
 
-    pub(crate) fn tail(&self, links: &impl Links) -> Option<u32> {
+    pub(crate) fn tail(&self, links: &(impl Links + ?Sized)) -> Option<u32> {
         self.head().map(|head| links.prev(head))
     }
 
     /// Appends `index`, which must not be on any list.
-    pub(crate) fn push_back(&mut self, links: &mut impl Links, index: u32) {
+    pub(crate) fn push_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         if self.head == NIL {
             links.set_links(index, index, index);
             self.head = index;
@@ -55,7 +55,7 @@ impl List {
     ///
     /// O(1) when `index` has the largest key (the common case for timeouts and due lists);
     /// otherwise O(k) in the nodes it walks past.
-    pub(crate) fn insert_sorted(&mut self, links: &mut impl Links, index: u32) {
+    pub(crate) fn insert_sorted(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         let key = links.key(index);
         let Some(tail) = self.tail(links) else {
             self.push_back(links, index);
@@ -79,14 +79,20 @@ impl List {
         }
     }
 
-    fn link_between(&mut self, links: &mut impl Links, prev: u32, next: u32, index: u32) {
+    fn link_between(
+        &mut self,
+        links: &mut (impl Links + ?Sized),
+        prev: u32,
+        next: u32,
+        index: u32,
+    ) {
         links.set_links(index, prev, next);
         links.set_next(prev, index);
         links.set_prev(next, index);
     }
 
     /// Removes `index`, which must be on this list.
-    pub(crate) fn unlink(&mut self, links: &mut impl Links, index: u32) {
+    pub(crate) fn unlink(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         let next = links.next(index);
         if next == index {
             self.head = NIL;
@@ -101,7 +107,7 @@ impl List {
         links.set_links(index, NIL, NIL);
     }
 
-    pub(crate) fn pop_front(&mut self, links: &mut impl Links) -> Option<u32> {
+    pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {
         let head = self.head()?;
         self.unlink(links, head);
         Some(head)

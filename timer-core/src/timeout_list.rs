@@ -2,7 +2,7 @@
 
 use crate::arena::{Arena, Cell, Slot};
 use crate::linked::LinkedNode;
-use crate::list::{Links, List};
+use crate::list::List;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
 /// One timer's storage in a [`TimeoutListsOn`]: 32 bytes for a `u32` value.
@@ -200,7 +200,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
                 LinkedNode::new(deadline, list as u16, value, generation)
             })
             .map_err(Full)?;
-        self.lists[list].insert_sorted(&mut self.nodes, id.slot());
+        self.lists[list].insert_sorted(self.nodes.cells_mut(), id.slot());
         Ok(id)
     }
 
@@ -277,12 +277,12 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
 
     fn refile(&mut self, index: u32, list: usize, deadline: Tick) {
         let from = self.list_index(index);
-        self.lists[from].unlink(&mut self.nodes, index);
+        self.lists[from].unlink(self.nodes.cells_mut(), index);
         if let Some(node) = self.nodes.get_mut(index) {
             node.deadline = deadline;
             node.home = list as u16;
         }
-        self.lists[list].insert_sorted(&mut self.nodes, index);
+        self.lists[list].insert_sorted(self.nodes.cells_mut(), index);
     }
 
     /// The list whose head is earliest (ties: the lowest list number).
@@ -300,7 +300,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
     }
 
     fn take(&mut self, list: usize, index: u32) -> Option<Expired<T>> {
-        self.lists[list].unlink(&mut self.nodes, index);
+        self.lists[list].unlink(self.nodes.cells_mut(), index);
         self.nodes.take_expired(index)
     }
 }

@@ -54,14 +54,14 @@ impl Level {
 
     /// Appends the timer at `index` to `slot`.
     #[inline]
-    fn add_entry(&mut self, nodes: &mut impl Links, slot: usize, index: u32) {
+    fn add_entry(&mut self, nodes: &mut (impl Links + ?Sized), slot: usize, index: u32) {
         self.slots[slot].push_back(nodes, index);
         self.occupied |= 1 << slot;
     }
 
     /// Unlinks the timer at `index` from `slot`.
     #[inline]
-    fn remove_entry(&mut self, nodes: &mut impl Links, slot: usize, index: u32) {
+    fn remove_entry(&mut self, nodes: &mut (impl Links + ?Sized), slot: usize, index: u32) {
         let list = &mut self.slots[slot];
         list.unlink(nodes, index);
         if list.is_empty() {
@@ -77,7 +77,7 @@ impl Level {
     }
 
     /// Removes some timer from the level (for draining), if it holds any.
-    fn pop_any(&mut self, nodes: &mut impl Links) -> Option<u32> {
+    fn pop_any(&mut self, nodes: &mut (impl Links + ?Sized)) -> Option<u32> {
         if self.occupied == 0 {
             return None;
         }
@@ -332,9 +332,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 
     fn file(&mut self, index: u32, deadline: Tick) {
         match self.home(deadline) {
-            Home::Due => self.due.insert_sorted(&mut self.nodes, index),
+            Home::Due => self.due.insert_sorted(self.nodes.cells_mut(), index),
             Home::Slot { level, slot } => {
-                self.levels[level].add_entry(&mut self.nodes, slot, index);
+                self.levels[level].add_entry(self.nodes.cells_mut(), slot, index);
                 // The slot starts at the deadline with the bits below this level cleared.
                 let start = deadline & !((1u64 << (level as u32 * SLOT_BITS)) - 1);
                 self.check_from = self.check_from.min(start);
@@ -344,9 +344,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 
     fn unfile(&mut self, index: u32, deadline: Tick) {
         match self.home(deadline) {
-            Home::Due => self.due.unlink(&mut self.nodes, index),
+            Home::Due => self.due.unlink(self.nodes.cells_mut(), index),
             Home::Slot { level, slot } => {
-                self.levels[level].remove_entry(&mut self.nodes, slot, index);
+                self.levels[level].remove_entry(self.nodes.cells_mut(), slot, index);
             }
         }
     }
@@ -374,7 +374,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.due = taken;
             return;
         }
-        while let Some(index) = taken.pop_front(&mut self.nodes) {
+        while let Some(index) = taken.pop_front(self.nodes.cells_mut()) {
             let deadline = self.nodes.key(index);
             self.file(index, deadline);
         }
@@ -460,7 +460,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
 
     fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
         let index = self.advance(now)?;
-        self.due.unlink(&mut self.nodes, index);
+        self.due.unlink(self.nodes.cells_mut(), index);
         self.nodes.take_expired(index)
     }
 
@@ -469,12 +469,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn pop_any(&mut self) -> Option<Expired<T>> {
-        let index = match self.due.pop_front(&mut self.nodes) {
+        let index = match self.due.pop_front(self.nodes.cells_mut()) {
             Some(index) => index,
             None => self
                 .levels
                 .iter_mut()
-                .find_map(|level| level.pop_any(&mut self.nodes))?,
+                .find_map(|level| level.pop_any(self.nodes.cells_mut()))?,
         };
         self.nodes.take_expired(index)
     }
