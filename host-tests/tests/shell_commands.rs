@@ -636,3 +636,31 @@ fn binary_keys_and_values_round_trip() {
     assert_eq!(sim.request_bytes(c, &[b"SET", b"", b""]), Reply::ok());
     assert_eq!(sim.request_bytes(c, &[b"GET", b""]), Reply::Bulk(vec![]));
 }
+
+/// Error replies are counted as Redis counts them: `total_error_replies` in `INFO stats`, and by
+/// code in `INFO errorstats` (unknown commands and wrong arity included).
+#[test]
+fn info_counts_error_replies_by_code() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let _ = sim.request(c, &["FOO"]);
+    let _ = sim.request(c, &["GET"]);
+    assert_eq!(sim.request(c, &["SET", "n", "x"]), Reply::ok());
+    let _ = sim.request(c, &["INCR", "n"]);
+    let _ = sim.request(c, &["HELLO", "3"]);
+    let stats = sim.request(c, &["INFO", "stats"]).text();
+    assert_eq!(info_field(&stats, "total_error_replies"), 4);
+    let errors = sim.request(c, &["INFO", "errorstats"]).text();
+    assert_eq!(
+        errors,
+        "# Errorstats\r\nerrorstat_ERR:count=3\r\nerrorstat_NOPROTO:count=1\r\n\r\n"
+    );
+    // Every section at once still fits the INFO buffer: it ends with the last section.
+    let all = sim.request(c, &["INFO", "everything"]).text();
+    assert!(all.contains("# Errorstats\r\n"), "{all}");
+    assert!(
+        all.trim_end()
+            .ends_with("# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0"),
+        "{all}"
+    );
+}

@@ -65,7 +65,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         if wants("stats") {
             write!(
                 text,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\nprotected_mode_refusals:{}\r\noom_refusals:{}\r\n\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\nprotected_mode_refusals:{}\r\noom_refusals:{}\r\n",
                 stats.total_connections_received,
                 stats.total_commands_processed,
                 stats.rejected_connections,
@@ -80,6 +80,27 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
                 stats.protected_mode_refusals,
                 stats.oom_refusals
             )?;
+            #[cfg(feature = "extended-commands")]
+            write!(
+                text,
+                "total_error_replies:{}\r\n",
+                stats.total_error_replies
+            )?;
+            text.push_str("\r\n").map_err(|_| core::fmt::Error)?;
+        }
+        // By code: with `extended-commands` (the host), to keep the boards' flash in budget.
+        #[cfg(feature = "extended-commands")]
+        if wants("errorstats") {
+            text.push_str("# Errorstats\r\n")
+                .map_err(|_| core::fmt::Error)?;
+            for (code, count) in stats.errorstats.iter() {
+                text.push_str("errorstat_").map_err(|_| core::fmt::Error)?;
+                for &b in code {
+                    text.push(char::from(b)).map_err(|_| core::fmt::Error)?;
+                }
+                write!(text, ":count={count}\r\n")?;
+            }
+            text.push_str("\r\n").map_err(|_| core::fmt::Error)?;
         }
         if wants("keyspace") {
             text.push_str("# Keyspace\r\n")

@@ -25,4 +25,4 @@ pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
 pub use config::{Settings, Timeouts};
 pub use server::{BufferSizes, IpSetup, Server, ServerConfig, SetupError, MAX_ARGS};
 pub use smoltcp;
-pub use stats::Stats;
+pub use stats::{ErrorStats, Stats};

@@ -1,5 +1,69 @@
 //! Counters reported by `INFO`.
 
+/// Error replies by their code (the first word: `ERR`, `WRONGTYPE`, `NOAUTH`, ...), for
+/// `INFO errorstats`. Up to [`ErrorStats::CODES`] codes of up to [`ErrorStats::CODE_LEN`]
+/// bytes are told apart; errors with other codes count only in `total_error_replies`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ErrorStats {
+    codes: [[u8; ErrorStats::CODE_LEN]; ErrorStats::CODES],
+    lens: [u8; ErrorStats::CODES],
+    counts: [u64; ErrorStats::CODES],
+    used: usize,
+}
+
+impl ErrorStats {
+    /// Most error codes counted apart.
+    pub const CODES: usize = 8;
+    /// Longest error code counted apart.
+    pub const CODE_LEN: usize = 16;
+
+    /// Counts one error reply whose text (after the `-`) is `text`.
+    pub fn count(&mut self, text: &[u8]) {
+        let code = text
+            .split(|&b| b == b' ' || b == b'\r')
+            .next()
+            .unwrap_or_default();
+        if code.is_empty() || code.len() > Self::CODE_LEN {
+            return;
+        }
+        let known = (0..self.used).find(|&i| &self.codes[i][..usize::from(self.lens[i])] == code);
+        let slot = match known {
+            Some(i) => i,
+            None if self.used < Self::CODES => {
+                let i = self.used;
+                self.codes[i][..code.len()].copy_from_slice(code);
+                self.lens[i] = code.len() as u8;
+                self.used += 1;
+                i
+            }
+            None => return,
+        };
+        self.counts[slot] += 1;
+    }
+
+    /// Each code seen, with its count, in byte order of the codes (as Redis lists them).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        let code = |i: usize| &self.codes[i][..usize::from(self.lens[i])];
+        let mut order = [0usize; Self::CODES];
+        for (slot, i) in order.iter_mut().zip(0..) {
+            *slot = i;
+        }
+        // Insertion sort: at most CODES entries, and far less code than `sort` (flash).
+        for i in 1..self.used {
+            let mut j = i;
+            while j > 0 && code(order[j - 1]) > code(order[j]) {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        order
+            .into_iter()
+            .take(self.used)
+            .map(move |i| (code(i), self.counts[i]))
+    }
+}
+
 /// Server-wide counters. All monotonic except `connected_clients`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -30,6 +94,13 @@ pub struct Stats {
     pub half_open_evictions: u64,
     /// Clients refused by protected mode (no password set, not from the trusted network).
     pub protected_mode_refusals: u64,
+    /// Error replies sent (Redis' `total_error_replies`), including unknown commands, wrong
+    /// arity and protocol errors: counted with the `extended-commands` feature (0 without).
+    pub total_error_replies: u64,
+    /// Error replies by code (`INFO errorstats`): with the `extended-commands` feature, which
+    /// the host binary has and the boards leave out for flash.
+    #[cfg(feature = "extended-commands")]
+    pub errorstats: ErrorStats,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
 }

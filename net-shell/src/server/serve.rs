@@ -130,6 +130,12 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 }
             };
             let written = out.written().len();
+            // Error statistics come with `extended-commands` (the host): flash on the boards.
+            #[cfg(feature = "extended-commands")]
+            if let Some(error) = self.reply[..written].strip_prefix(b"-") {
+                self.stats.total_error_replies += 1;
+                self.stats.errorstats.count(error);
+            }
             let _ = self
                 .sockets
                 .get_mut::<tcp::Socket>(handle)
