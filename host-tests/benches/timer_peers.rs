@@ -1,6 +1,8 @@
 //! timer-core's wheel and heaps side by side with the queues a Rust program would otherwise use:
-//! `std::collections::BinaryHeap` with lazy deletion, `std::collections::BTreeMap`, and
-//! tokio-util's `DelayQueue`. Prints markdown tables; `RESULTS.md` beside this file holds a run.
+//! `std::collections::BinaryHeap` with lazy deletion, `std::collections::BTreeMap`, tokio-util's
+//! `DelayQueue`, and both wheels of `hierarchical_hash_wheel_timer` (its cancellable wheel as it
+//! ships, and its plain `QuadWheelWithOverflow` with a generation slab). Prints markdown tables,
+//! W1's insert and expire phases apart; `RESULTS.md` beside this file holds a run.
 //!
 //! ```text
 //! cargo bench -p host-tests --bench timer_peers
