@@ -30,8 +30,10 @@ pub struct WheelQueue<const N: usize> {
     wheel: TimerWheel<Waker, N>,
     /// The wheel's timer of each waker queued.
     index: FnvIndexMap<WakerKey, TimerId, N>,
-    /// The alarm the driver armed: what `next_expiration` last returned (`u64::MAX`: none).
-    armed: Tick,
+    /// The alarm the driver armed (what `next_expiration` last returned; `u64::MAX`: none),
+    /// stored inverted so that an empty queue is all zero bytes and a `static` of it goes to
+    /// `.bss` rather than costing its size again in flash.
+    armed_inverted: Tick,
 }
 
 impl<const N: usize> WheelQueue<N> {
@@ -40,7 +42,7 @@ impl<const N: usize> WheelQueue<N> {
         Self {
             wheel: TimerWheel::new(),
             index: FnvIndexMap::new(),
-            armed: Tick::MAX,
+            armed_inverted: 0,
         }
     }
 
@@ -91,8 +93,8 @@ impl<const N: usize> WheelQueue<N> {
     }
 
     fn rearm_for(&mut self, at: Tick) -> bool {
-        if at < self.armed {
-            self.armed = at;
+        if at < self.armed() {
+            self.armed_inverted = !at;
             true
         } else {
             false
@@ -110,8 +112,14 @@ impl<const N: usize> WheelQueue<N> {
         }
         // The wheel's next deadline may be a little early (never late): the driver then wakes,
         // finds nothing due, and arms again.
-        self.armed = self.wheel.next_deadline().unwrap_or(Tick::MAX);
-        self.armed
+        let armed = self.wheel.next_deadline().unwrap_or(Tick::MAX);
+        self.armed_inverted = !armed;
+        armed
+    }
+
+    /// The alarm the driver armed (`u64::MAX`: none).
+    fn armed(&self) -> Tick {
+        !self.armed_inverted
     }
 }
 

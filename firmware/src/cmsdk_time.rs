@@ -144,9 +144,10 @@ impl Hardware {
 
 struct State {
     hardware: Option<Hardware>,
-    /// The tick the alarm is armed for (at or before the earliest deadline in `queue`);
-    /// `u64::MAX` when none.
-    alarm_at: u64,
+    /// The tick the alarm is armed for (at or before the earliest deadline in `queue`;
+    /// `u64::MAX` when none), stored inverted: the driver's static is then all zero bytes and
+    /// goes to `.bss`, not `.data` (which would cost its whole size again in flash).
+    alarm_at_inverted: u64,
     queue: WheelQueue<QUEUE_CAPACITY>,
 }
 
@@ -160,7 +161,7 @@ impl ApbTimerDriver {
             let mut state = self.state.borrow_ref_mut(cs);
             let State {
                 hardware,
-                alarm_at,
+                alarm_at_inverted,
                 queue,
             } = &mut *state;
             let Some(hardware) = hardware else {
@@ -169,11 +170,11 @@ impl ApbTimerDriver {
             hardware.alarm.acknowledge();
             let cycles = hardware.now_cycles();
             let now = cycles / CYCLES_PER_TICK;
-            if now >= *alarm_at {
+            if now >= !*alarm_at_inverted {
                 // Wakes every expired waker; u64::MAX when none is left.
-                *alarm_at = queue.next_expiration(now);
+                *alarm_at_inverted = !queue.next_expiration(now);
             }
-            hardware.arm(cycles, *alarm_at);
+            hardware.arm(cycles, !*alarm_at_inverted);
         });
     }
 }
@@ -194,7 +195,7 @@ impl Driver for ApbTimerDriver {
             let mut state = self.state.borrow_ref_mut(cs);
             let State {
                 hardware,
-                alarm_at,
+                alarm_at_inverted,
                 queue,
             } = &mut *state;
             if !queue.schedule_wake(at, waker) {
@@ -203,8 +204,8 @@ impl Driver for ApbTimerDriver {
             let cycles = hardware.as_mut().map_or(0, Hardware::now_cycles);
             // A deadline already passed is woken here and now.
             let next = queue.next_expiration(cycles / CYCLES_PER_TICK);
-            if next != *alarm_at {
-                *alarm_at = next;
+            if next != !*alarm_at_inverted {
+                *alarm_at_inverted = !next;
                 if let Some(hardware) = hardware {
                     hardware.arm(cycles, next);
                 }
@@ -216,7 +217,7 @@ impl Driver for ApbTimerDriver {
 embassy_time_driver::time_driver_impl!(static DRIVER: ApbTimerDriver = ApbTimerDriver {
     state: Mutex::new(RefCell::new(State {
         hardware: None,
-        alarm_at: u64::MAX,
+        alarm_at_inverted: 0,
         queue: WheelQueue::new(),
     })),
 });
@@ -242,7 +243,7 @@ pub unsafe fn start() {
             alarm,
         };
         let cycles = hardware.now_cycles();
-        hardware.arm(cycles, state.alarm_at);
+        hardware.arm(cycles, !state.alarm_at_inverted);
         state.hardware = Some(hardware);
     });
 }
