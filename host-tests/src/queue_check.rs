@@ -35,8 +35,8 @@ use std::any::type_name;
 use std::collections::VecDeque;
 
 use timer_core::{
-    wheel, Expired, Full, StaleTimer, Tick, TimeoutList, TimeoutLists, TimerHeap, TimerId,
-    TimerQueue, TimerWheel,
+    wheel, Expired, Full, HeapSlot, StaleTimer, Tick, TimeoutList, TimeoutLists, TimeoutListsOn,
+    TimeoutSlot, TimerHeap, TimerHeapOn, TimerId, TimerQueue, TimerWheel, TimerWheelOn, WheelSlot,
 };
 
 use crate::model::{ReferenceQueue, Removed};
@@ -87,7 +87,11 @@ pub enum NextDeadline {
 
 /// The queue API under test, with the list operations of [`TimeoutLists`] where there are any
 /// (a queue without lists has one, list 0).
-pub trait QueueUnderTest: TimerQueue<Payload> + Default {
+pub trait QueueUnderTest: TimerQueue<Payload> {
+    /// A new, empty queue of [`CAPACITY`](Self::CAPACITY) (inline, or over slots allocated
+    /// here: the two storage forms).
+    fn fresh() -> Self;
+
     /// How exact `next_deadline()` is.
     const NEXT_DEADLINE: NextDeadline;
     /// Whether `insert_into`, `move_to`, `touch`, `list_of`, `next_deadline_in` and
@@ -156,50 +160,121 @@ pub trait QueueUnderTest: TimerQueue<Payload> + Default {
     }
 }
 
+/// `N` slots in a `Vec`, allocated when the queue is made: the caller-provided storage form
+/// (`with_storage`), sized at run time as a host sizes it, with `N` in the type so the checker
+/// knows the capacity.
+pub struct VecSlots<E, const N: usize>(Vec<E>);
+
+impl<E: Default, const N: usize> VecSlots<E, N> {
+    fn new() -> Self {
+        Self((0..N).map(|_| E::default()).collect())
+    }
+}
+
+impl<E, const N: usize> AsRef<[E]> for VecSlots<E, N> {
+    fn as_ref(&self) -> &[E] {
+        &self.0
+    }
+}
+
+impl<E, const N: usize> AsMut<[E]> for VecSlots<E, N> {
+    fn as_mut(&mut self) -> &mut [E] {
+        &mut self.0
+    }
+}
+
+/// A wheel over caller-provided slots.
+pub type SliceWheel<const N: usize> = TimerWheelOn<Payload, VecSlots<WheelSlot<Payload>, N>>;
+/// A heap over caller-provided slots.
+pub type SliceHeap<const N: usize, const D: usize> =
+    TimerHeapOn<Payload, VecSlots<HeapSlot<Payload>, N>, D>;
+/// Timeout lists over caller-provided slots.
+pub type SliceLists<const N: usize, const L: usize> =
+    TimeoutListsOn<Payload, VecSlots<TimeoutSlot<Payload>, N>, L>;
+
 impl<const N: usize> QueueUnderTest for TimerWheel<Payload, N> {
+    fn fresh() -> Self {
+        Self::new()
+    }
+    const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
+    const CAPACITY: usize = N;
+}
+
+impl<const N: usize> QueueUnderTest for SliceWheel<N> {
+    fn fresh() -> Self {
+        Self::with_storage(VecSlots::new())
+    }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
     const CAPACITY: usize = N;
 }
 
 impl<const N: usize, const D: usize> QueueUnderTest for TimerHeap<Payload, N, D> {
+    fn fresh() -> Self {
+        Self::new()
+    }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::Exact;
     const CAPACITY: usize = N;
 }
 
-impl<const N: usize, const L: usize> QueueUnderTest for TimeoutLists<Payload, N, L> {
+impl<const N: usize, const D: usize> QueueUnderTest for SliceHeap<N, D> {
+    fn fresh() -> Self {
+        Self::with_storage(VecSlots::new())
+    }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::Exact;
-    const HAS_LISTS: bool = true;
-    const LISTS: usize = L;
     const CAPACITY: usize = N;
+}
 
-    fn insert_on(
-        &mut self,
-        list: usize,
-        deadline: Tick,
-        value: Payload,
-    ) -> Result<TimerId, Full<Payload>> {
-        self.insert_into(list, deadline, value)
-    }
+/// The list operations of [`TimeoutListsOn`], shared by both storage forms.
+macro_rules! timeout_lists_under_test {
+    () => {
+        const NEXT_DEADLINE: NextDeadline = NextDeadline::Exact;
+        const HAS_LISTS: bool = true;
+        const LISTS: usize = L;
+        const CAPACITY: usize = N;
 
-    fn move_on(&mut self, id: TimerId, list: usize, deadline: Tick) -> Result<(), StaleTimer> {
-        self.move_to(id, list, deadline)
-    }
+        fn insert_on(
+            &mut self,
+            list: usize,
+            deadline: Tick,
+            value: Payload,
+        ) -> Result<TimerId, Full<Payload>> {
+            self.insert_into(list, deadline, value)
+        }
 
-    fn touch_timer(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
-        self.touch(id, deadline)
-    }
+        fn move_on(&mut self, id: TimerId, list: usize, deadline: Tick) -> Result<(), StaleTimer> {
+            self.move_to(id, list, deadline)
+        }
 
-    fn list_of_timer(&self, id: TimerId) -> Option<usize> {
-        self.list_of(id)
-    }
+        fn touch_timer(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
+            self.touch(id, deadline)
+        }
 
-    fn next_deadline_on(&self, list: usize) -> Option<Tick> {
-        self.next_deadline_in(list)
-    }
+        fn list_of_timer(&self, id: TimerId) -> Option<usize> {
+            self.list_of(id)
+        }
 
-    fn pop_expired_on(&mut self, list: usize, now: Tick) -> Option<Expired<Payload>> {
-        self.pop_expired_in(list, now)
+        fn next_deadline_on(&self, list: usize) -> Option<Tick> {
+            self.next_deadline_in(list)
+        }
+
+        fn pop_expired_on(&mut self, list: usize, now: Tick) -> Option<Expired<Payload>> {
+            self.pop_expired_in(list, now)
+        }
+    };
+}
+
+impl<const N: usize, const L: usize> QueueUnderTest for SliceLists<N, L> {
+    fn fresh() -> Self {
+        Self::with_storage(VecSlots::new())
     }
+    timeout_lists_under_test!();
+}
+
+impl<const N: usize, const L: usize> QueueUnderTest for TimeoutLists<Payload, N, L> {
+    fn fresh() -> Self {
+        Self::new()
+    }
+    timeout_lists_under_test!();
 }
 
 /// A starting time.
@@ -463,7 +538,9 @@ pub struct QueueInput {
 }
 
 /// Runs `input` on every queue: [`TimerWheel`], [`TimerHeap`] with arity 2 and 4,
-/// [`TimeoutList`], and [`TimeoutLists`] with [`LISTS`] lists, each of [`FUZZ_CAPACITY`].
+/// [`TimeoutList`], and [`TimeoutLists`] with [`LISTS`] lists, each of [`FUZZ_CAPACITY`], and
+/// the wheel, the heap and the lists again over slots the caller provides ([`SliceWheel`],
+/// [`SliceHeap`], [`SliceLists`]).
 ///
 /// # Panics
 ///
@@ -474,6 +551,10 @@ pub fn check_all_queues(input: &QueueInput) {
     check_input::<TimerHeap<Payload, FUZZ_CAPACITY, 4>>(input);
     check_input::<TimeoutList<Payload, FUZZ_CAPACITY>>(input);
     check_input::<TimeoutLists<Payload, FUZZ_CAPACITY, LISTS>>(input);
+    // The same queues over slots the caller provides.
+    check_input::<SliceWheel<FUZZ_CAPACITY>>(input);
+    check_input::<SliceHeap<FUZZ_CAPACITY, 4>>(input);
+    check_input::<SliceLists<FUZZ_CAPACITY, LISTS>>(input);
 }
 
 /// Runs `input` on a fresh queue of type `Q`.
@@ -482,7 +563,7 @@ pub fn check_all_queues(input: &QueueInput) {
 ///
 /// When the queue and the model disagree.
 pub fn check_input<Q: QueueUnderTest>(input: &QueueInput) {
-    let mut queue = Q::default();
+    let mut queue = Q::fresh();
     let timeouts = input.timeouts.map(Tick::from);
     let mut run = Run::new(&mut queue, input.start.tick(), &timeouts, String::new());
     for &op in input.ops.iter().take(MAX_FUZZ_OPS) {

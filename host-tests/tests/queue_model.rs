@@ -18,7 +18,8 @@ use host_tests::seeds::env_number;
 use std::ops::RangeInclusive;
 
 use host_tests::queue_check::{
-    Budget, Coverage, Finish, Op, Payload, QueueUnderTest, Run, Time, When,
+    Budget, Coverage, Finish, Op, Payload, QueueUnderTest, Run, SliceHeap, SliceLists, SliceWheel,
+    Time, When,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -325,7 +326,7 @@ fn check_against_model<Q: QueueUnderTest>(test: &'static str, plan: &Plan) {
     let mut coverage = Coverage::default();
     let mut total_steps = 0;
     for &seed in &seeds {
-        let mut queue = Q::default();
+        let mut queue = Q::fresh();
         let mut generator = Generator::new::<Q>(seed, plan.deadlines);
         let timeouts = generator.timeouts();
         let start = generator.start();
@@ -352,6 +353,48 @@ fn check_against_model<Q: QueueUnderTest>(test: &'static str, plan: &Plan) {
             "{test}: the random sequences never produced {missing:?}: {coverage:?}"
         );
     }
+}
+
+// ---- every queue over slots the caller provides (`with_storage`, a `Vec` sized at run time) ----
+
+#[test]
+fn slice_wheel_of_8_random_operations_with_frequent_full_match_model() {
+    check_against_model::<SliceWheel<8>>(
+        "slice_wheel_of_8_random_operations_with_frequent_full_match_model",
+        &plan(cases(1), 50..=400),
+    );
+}
+
+#[test]
+fn slice_wheel_of_64_random_operations_match_model() {
+    check_against_model::<SliceWheel<64>>(
+        "slice_wheel_of_64_random_operations_match_model",
+        &timeouts_plan(cases(1), 100..=800),
+    );
+}
+
+#[test]
+fn slice_heaps_of_64_random_operations_match_model() {
+    check_against_model::<SliceHeap<64, 2>>(
+        "slice_heaps_of_64_random_operations_match_model",
+        &plan(cases(1), 100..=800),
+    );
+    check_against_model::<SliceHeap<64, 4>>(
+        "slice_heaps_of_64_random_operations_match_model",
+        &plan(cases(1), 100..=800),
+    );
+}
+
+#[test]
+fn slice_timeout_lists_random_operations_match_model() {
+    check_against_model::<SliceLists<64, 1>>(
+        "slice_timeout_lists_random_operations_match_model",
+        &timeouts_plan(cases(1), 100..=800),
+    );
+    check_against_model::<SliceLists<16, 3>>(
+        "slice_timeout_lists_random_operations_match_model",
+        &plan(cases(1), 100..=800),
+    );
 }
 
 // ---- the wheel ----
@@ -536,7 +579,7 @@ fn three_timeout_lists_of_256_moves_between_lists_match_model() {
 /// more, then expires it in budgeted sweeps with reschedules and cancels in between.
 fn mass_expiry_in_budgeted_sweeps<Q: QueueUnderTest>(test: &'static str) {
     let seed = seeds(test, 1)[0];
-    let mut queue = Q::default();
+    let mut queue = Q::fresh();
     let mut generator = Generator::new::<Q>(seed, Deadlines::Any);
     let mut run = Run::new(&mut queue, 1_000, &[], label(test, seed));
     let capacity = run.capacity();
