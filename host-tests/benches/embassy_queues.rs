@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use embassy_time_queue_utils::queue_generic::ConstGenericQueue;
 use embassy_wheel_queue::WheelQueue;
+use host_tests::cpu_time::thread_cpu_time;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -79,24 +80,12 @@ fn wakers(n: usize) -> (Vec<Waker>, Arc<Mutex<Vec<usize>>>) {
     (wakers, runnable)
 }
 
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec`, and CLOCK_THREAD_CPUTIME_ID is a clock
-    // Linux provides.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 /// Sleepers; returns (queue operations, CPU time).
 fn sleepers(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
     let mut rng = SmallRng::seed_from_u64(seed);
     let (wakers, runnable) = wakers(n);
     let total = (20 * n).min(200_000);
-    let start = thread_cpu();
+    let start = thread_cpu_time();
     let mut ops = 0u64;
     for waker in &wakers {
         queue.schedule_wake(rng.random_range(1..=1000), waker);
@@ -114,7 +103,7 @@ fn sleepers(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
             queue.schedule_wake(now + rng.random_range(1..=1000), &wakers[id]);
         }
     }
-    (ops, thread_cpu() - start)
+    (ops, thread_cpu_time() - start)
 }
 
 /// Timeouts, mostly not reached; returns (queue operations, CPU time).
@@ -122,7 +111,7 @@ fn timeouts(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
     const TIMEOUT: u64 = 1000;
     let mut rng = SmallRng::seed_from_u64(seed);
     let (wakers, runnable) = wakers(n);
-    let start = thread_cpu();
+    let start = thread_cpu_time();
     let mut ops = 0u64;
     for waker in &wakers {
         queue.schedule_wake(TIMEOUT, waker);
@@ -144,7 +133,7 @@ fn timeouts(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
             ops += 2;
         }
     }
-    (ops, thread_cpu() - start)
+    (ops, thread_cpu_time() - start)
 }
 
 fn median_ns(mut runs: Vec<(u64, Duration)>) -> f64 {

@@ -35,6 +35,8 @@ use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use host_tests::cpu_time::thread_cpu_time;
+
 use hierarchical_hash_wheel_timer::wheels::cancellable::{
     CancellableTimerEntry, QuadWheelWithOverflow as CancellableWheel,
 };
@@ -182,26 +184,6 @@ impl Stamp {
             cpu: now.cpu.saturating_sub(self.cpu),
         }
     }
-}
-
-#[cfg(unix)]
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable `timespec`, and CLOCK_THREAD_CPUTIME_ID is a clock
-    // every supported Unix provides.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// Elsewhere, CPU time falls back to wall time.
-#[cfg(not(unix))]
-fn thread_cpu_time() -> Duration {
-    static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed()
 }
 
 /// What one `Instant::now()` costs; measured once. (Reading the thread CPU clock is a system

@@ -2,6 +2,8 @@
 
 pub mod conn_check;
 
+pub mod cpu_time;
+
 pub mod e2e;
 
 pub mod model;

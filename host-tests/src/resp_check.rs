@@ -224,14 +224,9 @@ fn decimal_len(n: usize) -> usize {
     n.to_string().len()
 }
 
+/// `args` as a multibulk request ([`crate::sim::encode`]).
 fn encode_multibulk(args: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
+    crate::sim::encode(&args.iter().map(Vec::as_slice).collect::<Vec<_>>())
 }
 
 /// What parsing `encode_multibulk(args)` under `limits` must give (`args.len() <= MAX_ARGS`).

@@ -11,6 +11,7 @@
 //! - `RESP_MODEL_SEED=0x..` replays one input: every failure prints its seed.
 
 use host_tests::seeds::{env_number, mix};
+use host_tests::sim;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use host_tests::resp_check::{check, check_input, Seen, HEADER};
@@ -161,16 +162,6 @@ fn command(rng: &mut SmallRng) -> Vec<Vec<u8>> {
     (0..count).map(|_| argument(rng)).collect()
 }
 
-fn multibulk(args: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
 /// A count as a client (or an attacker) might write it.
 fn edge_number(rng: &mut SmallRng) -> String {
     match rng.random_range(0..12) {
@@ -236,7 +227,10 @@ fn random_bytes(rng: &mut SmallRng) -> Vec<u8> {
 fn multibulk_pipeline(rng: &mut SmallRng) -> Vec<u8> {
     let mut bytes = Vec::new();
     for _ in 0..rng.random_range(1..=4) {
-        bytes.extend(multibulk(&command(rng)));
+        let args = command(rng);
+        bytes.extend(sim::encode(
+            &args.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        ));
     }
     for _ in 0..rng.random_range(0..3) {
         damage(rng, &mut bytes);

@@ -91,7 +91,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 );
                 self.stats.half_open_evictions += 1;
                 self.conns[index].timer = None;
-                self.relisten(index);
+                self.listen_fresh(index);
                 return;
             }
         }
@@ -119,14 +119,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         }
     }
 
-    /// Aborts a half-open handshake and listens again at once. The reset to the peer is not
-    /// sent: a peer that never completed its handshake does not need one, and the socket is
-    /// needed now.
-    pub(super) fn relisten(&mut self, index: usize) {
-        self.listen_fresh(index);
-    }
-
-    /// Makes the slot's socket listen as a new socket would: smoltcp keeps, per socket in the
+    /// Makes the slot's socket listen as a new socket would, aborting what it had without
+    /// sending a reset (a half-open handshake's peer needs none, and the socket is needed
+    /// now). smoltcp keeps, per socket in the
     /// set, a "waiting for neighbour" state that outlives the connection. A socket whose last
     /// peer never answered ARP (a spoofed SYN) would otherwise hold back its next client's
     /// SYN-ACK for up to a second, and report a stale poll time that never passes. Taking the

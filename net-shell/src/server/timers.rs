@@ -105,7 +105,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     {
                         debug!("slot {}: handshake timeout, listening again", index);
                         self.stats.handshake_timeouts += 1;
-                        self.relisten(index);
+                        self.listen_fresh(index);
                     }
                     _ => {}
                 }
