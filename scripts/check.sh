@@ -59,7 +59,8 @@ step "fuzz targets: build, and replay the committed corpus once (fuzz/README.md)
   cd fuzz
   RUSTC_BOOTSTRAP=1 cargo fuzz build
   for target in $(cargo fuzz list); do
-    # The simulated network leaks its buffers by design: no leak check for `connection`.
+    # The simulated server's buffers are leaked by design (`ServerMemory::allocate`: the
+    # sockets borrow them): no leak check for `connection`.
     leaks=1; [ "$target" = connection ] && leaks=0
     ASAN_OPTIONS="detect_leaks=$leaks" RUSTC_BOOTSTRAP=1 \
       cargo fuzz run "$target" "corpus/$target" -- -runs=0

@@ -31,8 +31,12 @@
 use core::mem::MaybeUninit;
 
 use net_shell::smoltcp;
-use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts, MAX_PASSWORD_LEN};
+use net_shell::store::{Store, StoreArrays, StoreMemory};
+use net_shell::timer_core::TimeoutSlot;
+use net_shell::{
+    BufferSizes, ClientSlot, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts,
+    MAX_PASSWORD_LEN,
+};
 use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
 use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
@@ -158,17 +162,20 @@ pub struct Config {
     pub trusted_network: Option<Ipv4Cidr>,
 }
 
-type Shell = Server<'static, CONNS, KEYS, STORE_BYTES>;
+type Shell = Server<'static>;
 
-/// Everything the shell needs, in a static: the store, smoltcp's socket slots (`CONNS` TCP
-/// sockets and one DHCP socket), the per-connection buffers, and the server itself.
+/// Everything the shell needs, in a static: the store's arrays, smoltcp's socket slots
+/// (`CONNS` TCP sockets and one DHCP socket), the connection table, the connection timers'
+/// slots, the per-connection buffers, and the server itself.
 ///
-/// All zeros or uninitialised until [`App::new`], so the static lands in `.bss`: an empty
-/// `Store::new(0, 0)` is all zero bytes, and [`App::new`] gives it its limits and seed in place
-/// (no copy of the store on the stack, no flash image of it).
+/// All zeros or uninitialised until [`App::new`], so the static lands in `.bss` (no flash
+/// image, no copy on the stack).
 pub struct Storage {
-    store: Store<KEYS, STORE_BYTES>,
+    store: StoreArrays<KEYS, STORE_BYTES>,
     sockets: MaybeUninit<[SocketStorage<'static>; CONNS + 1]>,
+    clients: MaybeUninit<[ClientSlot<'static>; CONNS]>,
+    timers: [TimeoutSlot<u16>; CONNS],
+    write_timers: [TimeoutSlot<u16>; CONNS],
     buffer: [u8; BUFFER_BYTES],
     server: MaybeUninit<Shell>,
 }
@@ -177,8 +184,11 @@ impl Storage {
     /// Empty storage.
     pub const fn new() -> Self {
         Self {
-            store: Store::new(0, 0),
+            store: StoreArrays::new(),
             sockets: MaybeUninit::uninit(),
+            clients: MaybeUninit::uninit(),
+            timers: [const { TimeoutSlot::new() }; CONNS],
+            write_timers: [const { TimeoutSlot::new() }; CONNS],
             buffer: [0; BUFFER_BYTES],
             server: MaybeUninit::uninit(),
         }
@@ -231,14 +241,17 @@ impl App {
         let Storage {
             store,
             sockets,
+            clients,
+            timers,
+            write_timers,
             buffer,
             server,
         } = storage;
         let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
-        store.set_limits(MAX_KEY_LEN, MAX_VALUE_LEN);
-        // Cannot fail: the store is empty at boot.
-        let _ = store.set_seed(seed);
+        let store = Store::with_seed(StoreMemory::from(store), MAX_KEY_LEN, MAX_VALUE_LEN, seed);
         let sockets = sockets.write([SocketStorage::EMPTY; CONNS + 1]);
+        let clients = clients.write(core::array::from_fn(|_| ClientSlot::default()));
+        let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);
 
         let ip = match config.addressing {
             Addressing::Static(v4) => IpSetup::Static {
@@ -275,7 +288,7 @@ impl App {
         server_config.expire_budget = EXPIRE_BUDGET;
         server_config.random_seed = config.random_seed;
 
-        let shell = match Server::new(server_config, store, sockets, buffer, device, now_ms) {
+        let shell = match Server::new(server_config, store, memory, device, now_ms) {
             Ok(shell) => server.write(shell),
             Err(error) => defmt::panic!("net-shell setup: {}", error),
         };

@@ -1,4 +1,4 @@
-//! The key store, `net_shell::store::Store<16, 512>`, against a `HashMap` model under an
+//! The key store (16 keys, a 512-byte pool), against a `HashMap` model under an
 //! arbitrary sequence of operations: a shim over the checker the property test shares,
 //! [`host_tests::store_check`] (what it asserts is documented there).
 

@@ -36,7 +36,7 @@
 
 use std::time::Instant;
 
-use net_shell::store::{Store, StoreError, Ttl};
+use net_shell::store::{Store, StoreError, StoreMemory, Ttl};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -79,7 +79,7 @@ trait Target {
     fn clear(&mut self);
 }
 
-impl<const KEYS: usize, const BYTES: usize> Target for Store<KEYS, BYTES> {
+impl Target for Store<'_> {
     fn set(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         Store::set(self, key, value, Ttl::Persist, 0)
     }
@@ -282,15 +282,15 @@ fn big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 
 fn host_row(target: f64, sets: usize, seed: u64) -> Row {
     big_stack(move || {
-        let mut store = Box::new(Store::<{ 1 << 17 }, { 32 << 20 }>::new(1024, 16 << 10));
-        run(&mut *store, &HOST, target, sets, seed)
+        let mut store = Store::new(StoreMemory::allocate(1 << 17, 32 << 20), 1024, 16 << 10);
+        run(&mut store, &HOST, target, sets, seed)
     })
 }
 
 fn small_row(target: f64, sets: usize, seed: u64) -> Row {
     big_stack(move || {
-        let mut store = Box::new(Store::<256, { 8 << 10 }>::new(64, 512));
-        run(&mut *store, &SMALL, target, sets, seed)
+        let mut store = Store::new(StoreMemory::allocate(256, 8 << 10), 64, 512);
+        run(&mut store, &SMALL, target, sets, seed)
     })
 }
 

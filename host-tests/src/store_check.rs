@@ -35,7 +35,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use net_shell::store::{Store, StoreError, Ttl, MAX_BYTES_MOVED};
+use net_shell::store::{Store, StoreError, StoreMemory, Ttl, MAX_BYTES_MOVED};
 use timer_core::Tick;
 
 /// Key capacity of the store the fuzz target drives.
@@ -60,7 +60,7 @@ pub fn block_bytes(len: usize) -> usize {
     size.div_ceil(step) * step
 }
 
-/// The pool bytes keys can use in a `Store<_, BYTES>`.
+/// The pool bytes keys can use in a store over a `BYTES`-byte pool.
 pub fn usable_bytes(bytes: usize) -> usize {
     let counters = if bytes > MAX_BYTES_MOVED {
         (bytes / 4096 + 1) * 4
@@ -287,7 +287,7 @@ pub struct StoreInput {
     pub steps: Vec<(Step, Op)>,
 }
 
-/// Runs `input` on a fresh `Store<FUZZ_KEYS, FUZZ_BYTES>`.
+/// Runs `input` on a fresh store of [`FUZZ_KEYS`] keys over a [`FUZZ_BYTES`]-byte pool.
 ///
 /// # Panics
 ///
@@ -296,7 +296,7 @@ pub fn check_store_ops(input: &StoreInput) -> Coverage {
     check_input::<FUZZ_KEYS, FUZZ_BYTES>(input)
 }
 
-/// Runs `input` on a fresh `Store<KEYS, BYTES>` (built on the heap).
+/// Runs `input` on a fresh store of `KEYS` keys over a `BYTES`-byte pool.
 ///
 /// # Panics
 ///
@@ -498,7 +498,7 @@ impl Model {
 
 /// A store and its model under one sequence of ops.
 pub struct Run<const KEYS: usize, const BYTES: usize> {
-    store: Box<Store<KEYS, BYTES>>,
+    store: Store<'static>,
     model: Model,
     now: Tick,
     coverage: Coverage,
@@ -513,7 +513,7 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
     ///
     /// If the store's capacities are not the documented ones.
     pub fn new(seed: u32, max_key: usize, max_value: usize) -> Self {
-        let mut store = Box::new(Store::<KEYS, BYTES>::new(max_key, max_value));
+        let mut store = Store::new(StoreMemory::allocate(KEYS, BYTES), max_key, max_value);
         assert_eq!(store.set_seed(seed), Ok(()));
         assert_eq!(store.key_capacity(), KEYS);
         assert_eq!(store.bytes_capacity(), usable_bytes(BYTES));

@@ -487,12 +487,17 @@ fn config_get_and_set_timeouts() {
     );
 
     // All or nothing.
-    let refused = sim.request(c, &["CONFIG", "SET", "timeout", "9", "maxmemory", "1"]);
+    let refused = sim.request(c, &["CONFIG", "SET", "timeout", "9", "no-such-option", "1"]);
     assert!(
         refused
             .error_text()
             .is_some_and(|t| t.starts_with("ERR Unknown option")),
         "{refused:?}"
+    );
+    let refused = sim.request(c, &["CONFIG", "SET", "timeout", "9", "maxmemory", "1x"]);
+    assert_eq!(
+        refused,
+        Reply::error("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value")
     );
     for bad in ["-1", "abc", "1.5", ""] {
         let refused = sim.request(c, &["CONFIG", "SET", "timeout", bad]);

@@ -4,7 +4,7 @@
 
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
-use net_shell::store::{Store, Ttl};
+use net_shell::store::Ttl;
 use net_shell::Timeouts;
 
 type Small = Sim<4, 256, 65536>;
@@ -517,7 +517,7 @@ type Mass = Sim<4, MASS_KEYS, 3_300_000>;
 fn mass_expiry_spreads_over_polls_and_keeps_serving() {
     sim::big_stack(|| {
         const DEADLINE: u64 = 60_000;
-        let store: &'static mut Store<MASS_KEYS, 3_300_000> = sim::store();
+        let mut store: sim::SizedStore<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..MASS {
             let key = format!("key:{i:06}");
             store
@@ -576,7 +576,7 @@ fn mass_expiry_spreads_over_polls_and_keeps_serving() {
 fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
     sim::big_stack(|| {
         const DEADLINE: u64 = 5_000;
-        let store: &'static mut Store<MASS_KEYS, 3_300_000> = sim::store();
+        let mut store: sim::SizedStore<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..20_000 {
             let key = format!("key:{i:06}");
             store

@@ -4,7 +4,6 @@
 
 use host_tests::sim;
 use host_tests::sim::{info_field, Reply, Sim};
-use net_shell::store::Store;
 use net_shell::{SetupError, Timeouts};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
@@ -107,7 +106,9 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
     assert_eq!(sim.server.store().bytes_used(), 4096);
     let info = sim.request(c, &["INFO", "memory"]).text();
     assert_eq!(info_field(&info, "used_memory"), 4096);
-    assert_eq!(info_field(&info, "maxmemory"), 4096);
+    // Redis' "no limit" (all of the store's memory), and the limit that is in force.
+    assert_eq!(info_field(&info, "maxmemory"), 0);
+    assert_eq!(info_field(&info, "maxmemory_in_force"), 4096);
 }
 
 /// Overwriting with a value of the same size needs no new bytes, even with GET.
@@ -333,77 +334,146 @@ fn smallest_accepted_input_buffer_holds_the_longest_set() {
     assert!(sim.is_open(c));
 }
 
+/// Sets a server up over lent memory of these sizes; the error, if it refuses.
+fn setup_error(
+    config: net_shell::ServerConfig,
+    sockets: usize,
+    clients: usize,
+    timers: usize,
+    buffer: usize,
+) -> Option<SetupError> {
+    use net_shell::smoltcp::iface::SocketStorage;
+    use net_shell::timer_core::TimeoutSlot;
+    use net_shell::{ClientSlot, ServerMemory};
+    let mut link = sim::link(0).0;
+    let store = sim::store::<16, 4096>().0;
+    let sockets = Vec::leak((0..sockets).map(|_| SocketStorage::EMPTY).collect());
+    let clients = Vec::leak((0..clients).map(|_| ClientSlot::default()).collect());
+    let timers: &mut [TimeoutSlot<u16>] =
+        Vec::leak((0..timers).map(|_| TimeoutSlot::new()).collect());
+    let write_timers: &mut [TimeoutSlot<u16>] =
+        Vec::leak((0..clients.len()).map(|_| TimeoutSlot::new()).collect());
+    let buffer = Vec::leak(vec![0u8; buffer]);
+    let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);
+    net_shell::Server::new(config, store, memory, &mut link, 0).err()
+}
+
 #[test]
 fn setup_refuses_what_cannot_work() {
     let config = sim::config(Timeouts::DEFAULT);
     let sizes = config.buffers;
-    let mut link = sim::link(0).0;
-    let mut store: Store<16, 4096> = Store::new(sim::MAX_KEY, sim::MAX_VALUE);
-
-    let mut slots: Vec<_> = (0..4)
-        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
-        .collect();
-    let mut buffer = vec![0u8; sizes.bytes_needed(4)];
-    let result = net_shell::Server::<4, 16, 4096>::new(
-        config,
-        &mut store,
-        &mut slots[..],
-        &mut buffer[..],
-        &mut link,
-        0,
-    );
-    assert!(matches!(
-        result.err(),
+    let needed = sizes.bytes_needed(4);
+    assert_eq!(setup_error(config, 5, 4, 4, needed), None);
+    assert_eq!(
+        setup_error(config, 4, 4, 4, needed),
         Some(SetupError::TooFewSocketSlots { needed: 5 })
-    ));
-
-    let mut slots: Vec<_> = (0..5)
-        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
-        .collect();
-    let mut buffer = vec![0u8; sizes.bytes_needed(4) - 1];
-    let result = net_shell::Server::<4, 16, 4096>::new(
-        config,
-        &mut store,
-        &mut slots[..],
-        &mut buffer[..],
-        &mut link,
-        0,
     );
-    assert!(matches!(
-        result.err(),
-        Some(SetupError::BufferTooSmall { needed }) if needed == sizes.bytes_needed(4)
-    ));
-
+    assert_eq!(
+        setup_error(config, 5, 4, 4, needed - 1),
+        Some(SetupError::BufferTooSmall { needed })
+    );
+    assert_eq!(
+        setup_error(config, 5, 4, 3, needed),
+        Some(SetupError::TooFewTimerSlots { needed: 4 })
+    );
     let mut small_tx = config;
     small_tx.buffers.tx = sizes.reply() - 1;
-    let mut slots: Vec<_> = (0..5)
-        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
-        .collect();
-    let mut buffer = vec![0u8; small_tx.buffers.bytes_needed(4)];
-    let result = net_shell::Server::<4, 16, 4096>::new(
-        small_tx,
-        &mut store,
-        &mut slots[..],
-        &mut buffer[..],
-        &mut link,
-        0,
-    );
     assert!(matches!(
-        result.err(),
+        setup_error(small_tx, 5, 4, 4, small_tx.buffers.bytes_needed(4)),
         Some(SetupError::SendBufferTooSmall { .. })
     ));
-
-    let mut slots: Vec<_> = (0..2)
-        .map(|_| smoltcp::iface::SocketStorage::EMPTY)
-        .collect();
-    let mut buffer = vec![0u8; sizes.bytes_needed(1)];
-    let result = net_shell::Server::<1, 16, 4096>::new(
-        config,
-        &mut store,
-        &mut slots[..],
-        &mut buffer[..],
-        &mut link,
-        0,
+    assert_eq!(
+        setup_error(config, 2, 1, 1, sizes.bytes_needed(1)),
+        Some(SetupError::TooFewConnections)
     );
-    assert!(matches!(result.err(), Some(SetupError::TooFewConnections)));
+}
+
+/// `maxclients` and `maxmemory`: shown by `CONFIG GET` and `INFO`, and moved by `CONFIG SET`
+/// within the memory the server and the store were given, with Redis' errors outside it.
+#[test]
+fn maxclients_and_maxmemory_move_within_the_memory_given() {
+    let mut config = sim::config(Timeouts::DEFAULT);
+    config.capacity.max_clients = 2;
+    config.capacity.max_memory = 2048;
+    let mut sim: Sim<4, 256, 65536> = Sim::with(config, sim::store());
+    let c = sim.connect_ready();
+    let pair = |name: &str, value: &str| Reply::Array(vec![Reply::bulk(name), Reply::bulk(value)]);
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "maxclients"]),
+        pair("maxclients", "2")
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "maxmemory"]),
+        pair("maxmemory", "2048")
+    );
+    let info = sim.request(c, &["INFO"]).text();
+    assert_eq!(info_field(&info, "maxclients"), 2, "{info}");
+    assert_eq!(info_field(&info, "maxmemory"), 2048, "{info}");
+    assert_eq!(info_field(&info, "maxmemory_in_force"), 2048, "{info}");
+
+    // maxmemory: a write past it gets -OOM and loses nothing; raising it makes room. Each
+    // key takes a 1,024-byte block (8 + 1 + 1,000, rounded up to a size class).
+    let value = "v".repeat(1000);
+    assert_eq!(sim.request(c, &["SET", "a", &value]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "b", &value]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "c", &value]), Reply::error(OOM));
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "maxmemory", "1mb"]),
+        Reply::error(
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be at most 65456, the memory the store was given at start"
+        )
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "maxmemory", "3kb"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        sim.request(c, &["CONFIG", "GET", "maxmemory"]),
+        pair("maxmemory", "3072")
+    );
+    assert_eq!(sim.request(c, &["SET", "c", &value]), Reply::ok());
+    // Lowered below what is used: every key stays, new writes are refused.
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "maxmemory", "1k"]),
+        Reply::ok()
+    );
+    assert_eq!(sim.request(c, &["SET", "d", "x"]), Reply::error(OOM));
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(3));
+    assert_eq!(sim.request(c, &["GET", "a"]), Reply::bulk(&value));
+    // 0 is Redis' "no limit": all of the store's memory.
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "maxmemory", "0"]),
+        Reply::ok()
+    );
+    assert_eq!(sim.request(c, &["SET", "d", &value]), Reply::ok());
+
+    // maxclients: a client past it is refused with Redis' error, whatever sockets are free.
+    let second = sim.connect_ready();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    for (value, error) in [
+        ("0", "argument must be between 1 and 4294967295 inclusive"),
+        (
+            "4",
+            "The server was started with slots for 3 clients, try with 3",
+        ),
+        ("x", "argument couldn't be parsed into an integer"),
+    ] {
+        assert_eq!(
+            sim.request(c, &["CONFIG", "SET", "maxclients", value]),
+            Reply::error(&format!(
+                "ERR CONFIG SET failed (possibly related to argument 'maxclients') - {error}"
+            ))
+        );
+    }
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "maxclients", "3"]),
+        Reply::ok()
+    );
+    let third = sim.connect_ready();
+    assert_eq!(sim.request(third, &["PING"]), Reply::Simple("PONG".into()));
+    assert_eq!(sim.request(second, &["PING"]), Reply::Simple("PONG".into()));
 }

@@ -11,12 +11,57 @@ pub struct Settings {
     pub timeouts: Timeouts,
     /// Password and protected mode.
     pub security: Security,
+    /// `maxclients` and `maxmemory`.
+    pub capacity: Capacity,
 }
 
 impl Settings {
     /// These timeouts and security settings.
     pub const fn new(timeouts: Timeouts, security: Security) -> Self {
-        Self { timeouts, security }
+        Self {
+            timeouts,
+            security,
+            capacity: Capacity::ALL,
+        }
+    }
+}
+
+/// How much of the memory it was given the server uses: `CONFIG SET` can move these within it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct Capacity {
+    /// Clients served at once (Redis' `maxclients`): at most one less than the server's client
+    /// slots (the last slot refuses the next client with `-ERR max number of clients
+    /// reached`); more is taken as that.
+    pub max_clients: usize,
+    /// Bytes keys and values may take (Redis' `maxmemory`), each key and value counted as the
+    /// store's pool block it takes ([`Store::bytes_used`](crate::store::Store::bytes_used)).
+    /// 0, as in Redis, means no limit: all of the store's memory. More than the store's memory
+    /// is taken as all of it.
+    pub max_memory: usize,
+}
+
+impl Capacity {
+    /// Every client slot and all of the store's memory.
+    pub const ALL: Self = Self {
+        max_clients: usize::MAX,
+        max_memory: 0,
+    };
+
+    /// The store's byte limit for `max_memory`.
+    pub(crate) const fn bytes_limit(&self) -> usize {
+        if self.max_memory == 0 {
+            usize::MAX
+        } else {
+            self.max_memory
+        }
+    }
+}
+
+impl Default for Capacity {
+    fn default() -> Self {
+        Self::ALL
     }
 }
 

@@ -4,6 +4,7 @@ use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
 use crate::command::{ClientName, Continuation};
+use crate::memory::Memory;
 use crate::server::endpoints::{Endpoint, NO_SLOT};
 use crate::server::timer_policy::OpenTiming;
 
@@ -19,12 +20,14 @@ pub(crate) enum Phase {
     Closing,
 }
 
-pub(crate) struct Connection<'a> {
+/// One client slot (opaque): a TCP socket, its partial-command buffer, and its timers. A
+/// server's connection table is a slice of these ([`ServerMemory`](crate::ServerMemory)).
+pub struct Connection<'a> {
     pub(crate) socket: SocketHandle,
     /// The client's id: its number among all connections accepted, from 1.
     pub(crate) id: u64,
     /// Bytes received and not yet consumed by the parser.
-    pub(crate) input: &'a mut [u8],
+    pub(crate) input: Memory<'a, u8>,
     pub(crate) input_len: usize,
     pub(crate) phase: Phase,
     /// Counted in `connected_clients` (refused connections are not).
@@ -56,14 +59,28 @@ pub(crate) struct Connection<'a> {
     pub(crate) bucket_next: u16,
     /// Queued for service in this poll.
     pub(crate) dirty: bool,
+    /// The next slot queued for service.
+    pub(crate) next_dirty: u16,
+    /// Queued to listen again once its RST is out.
+    pub(crate) recycled: bool,
+    /// The next slot queued to listen again.
+    pub(crate) next_recycled: u16,
     /// A reply larger than the reply buffer, written in parts: where it goes on.
     pub(crate) more: Option<Continuation>,
     /// The name the client gave itself (`CLIENT SETNAME`).
     pub(crate) name: ClientName,
 }
 
+impl Default for Connection<'_> {
+    /// A vacant slot, for a connection table; [`Server::new`](crate::Server::new) fills it.
+    fn default() -> Self {
+        Self::on(SocketHandle::default(), Memory::empty())
+    }
+}
+
 impl<'a> Connection<'a> {
-    pub(crate) fn new(socket: SocketHandle, input: &'a mut [u8]) -> Self {
+    /// A listening slot on `socket`.
+    pub(crate) fn on(socket: SocketHandle, input: Memory<'a, u8>) -> Self {
         Self {
             socket,
             id: 0,
@@ -76,6 +93,9 @@ impl<'a> Connection<'a> {
             bucket_head: NO_SLOT,
             bucket_next: NO_SLOT,
             dirty: false,
+            next_dirty: NO_SLOT,
+            recycled: false,
+            next_recycled: NO_SLOT,
             timer: None,
             write_timer: None,
             last_send_queue: 0,
@@ -109,6 +129,16 @@ impl<'a> Connection<'a> {
             idle_since: self.idle_since,
             write_since: self.write_since,
         }
+    }
+
+    /// The link of the queue of slots to service.
+    pub(crate) fn dirty_link<'c>(conn: &'c mut Connection<'_>) -> &'c mut u16 {
+        &mut conn.next_dirty
+    }
+
+    /// The link of the queue of slots to listen again.
+    pub(crate) fn recycled_link<'c>(conn: &'c mut Connection<'_>) -> &'c mut u16 {
+        &mut conn.next_recycled
     }
 
     /// Drops the first `consumed` bytes of input.

@@ -11,9 +11,9 @@ const INFO_CAPACITY: usize = 1536;
 /// Writes the `INFO [section …]` reply as one bulk string: the sections asked for (any of
 /// them, in the server's order; `all`, `default` or `everything` for every one, as no
 /// arguments), unknown names ignored, as Redis 7 does.
-pub(crate) fn write_info<const K: usize, const B: usize>(
+pub(crate) fn write_info(
     sections: &[&[u8]],
-    ctx: &mut Context<'_, K, B>,
+    ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
 ) -> Result<After, WriteFull> {
     let wants = |name: &str| {
@@ -44,7 +44,7 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
                 text,
                 "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\nhandshake_timeout_ms:{}\r\n\r\n",
                 stats.connected_clients,
-                ctx.max_clients,
+                ctx.settings.capacity.max_clients,
                 ctx.settings.timeouts.idle_ms,
                 ctx.settings.timeouts.read_ms,
                 ctx.settings.timeouts.write_ms,
@@ -54,8 +54,9 @@ pub(crate) fn write_info<const K: usize, const B: usize>(
         if wants("memory") {
             write!(
                 text,
-                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\n\r\n",
+                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_in_force:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\n\r\n",
                 store.bytes_used(),
+                ctx.settings.capacity.max_memory,
                 store.bytes_capacity(),
                 store.bytes_used() * 100 / store.bytes_capacity().max(1),
                 store.len(),

@@ -3,6 +3,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
 #[cfg(any(test, feature = "std"))]
 extern crate std;
 
@@ -15,6 +17,7 @@ mod config;
 mod connection;
 mod decimal;
 mod info;
+mod memory;
 mod pool;
 pub mod resp;
 mod server;
@@ -22,7 +25,11 @@ mod stats;
 pub mod store;
 
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
-pub use config::{Settings, Timeouts};
-pub use server::{BufferSizes, IpSetup, Server, ServerConfig, SetupError, MAX_ARGS};
+pub use config::{Capacity, Settings, Timeouts};
+pub use memory::Memory;
+pub use server::{
+    BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError, MAX_ARGS,
+};
 pub use smoltcp;
 pub use stats::{ErrorStats, Stats};
+pub use timer_core;

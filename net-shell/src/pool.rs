@@ -91,6 +91,8 @@ const FLAGS: u32 = FREE | PREV_FREE;
 /// A link to no block (links are block offset + 1, so that an empty pool is all zeros).
 const NONE: u32 = 0;
 
+use crate::memory::Memory;
+
 /// Something whose blocks the pool may move while placing another.
 pub(crate) trait Owners {
     /// Block data of `owner` now starts at `offset`.
@@ -130,8 +132,17 @@ struct Header {
     prev_free: bool,
 }
 
-pub(crate) struct Pool<const BYTES: usize> {
-    bytes: [u8; BYTES],
+pub(crate) struct Pool<'a> {
+    bytes: Memory<'a, u8>,
+    /// Free-byte counters, one per [`REGION`], kept in the last bytes of the pool; a pool that
+    /// one compaction can cross whole needs none.
+    regions: usize,
+    /// Where the counters start.
+    counters: usize,
+    /// Bytes that can hold blocks: up to the counters, rounded down to 16.
+    usable: usize,
+    /// The most bytes live blocks may take (`maxmemory`): at most `usable`.
+    limit: usize,
     top: usize,
     used: usize,
     /// First (longest free) block of each free list, as a link.
@@ -143,25 +154,28 @@ pub(crate) struct Pool<const BYTES: usize> {
     moved: usize,
 }
 
-impl<const BYTES: usize> Pool<BYTES> {
-    const FITS_U32: () = assert!(BYTES < u32::MAX as usize, "net-shell: pool must be < 4 GiB");
-    /// Free-byte counters, one per [`REGION`], kept in the last bytes of the pool; a pool that
-    /// one compaction can cross whole needs none.
-    const REGIONS: usize = if BYTES > MAX_BYTES_MOVED {
-        BYTES / REGION + 1
-    } else {
-        0
-    };
-    /// Where the counters start.
-    const COUNTERS: usize = BYTES - Self::REGIONS * 4;
-    /// Bytes that can hold blocks.
-    const USABLE: usize = Self::COUNTERS / GRANULE * GRANULE;
+impl<'a> Pool<'a> {
+    /// The most bytes a pool uses: offsets are `u32`s.
+    pub(crate) const MAX_BYTES: usize = u32::MAX as usize - GRANULE;
 
-    pub(crate) const fn new() -> Self {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::FITS_U32;
+    /// An empty pool over `bytes` (of which at most [`MAX_BYTES`](Self::MAX_BYTES) are used),
+    /// all of it usable.
+    pub(crate) fn new(mut bytes: Memory<'a, u8>) -> Self {
+        let len = bytes.len().min(Self::MAX_BYTES);
+        let regions = if len > MAX_BYTES_MOVED {
+            len / REGION + 1
+        } else {
+            0
+        };
+        let counters = len - regions * 4;
+        bytes[counters..len].fill(0);
+        let usable = counters / GRANULE * GRANULE;
         Self {
-            bytes: [0; BYTES],
+            bytes,
+            regions,
+            counters,
+            usable,
+            limit: usable,
             top: 0,
             used: 0,
             heads: [NONE; LISTS],
@@ -171,14 +185,48 @@ impl<const BYTES: usize> Pool<BYTES> {
         }
     }
 
+    /// The length of a pool whose [`usable`](Self::usable) bytes are at least `usable` (up to
+    /// [`MAX_BYTES`](Self::MAX_BYTES)).
+    pub(crate) const fn len_for(usable: usize) -> usize {
+        let mut len = usable + GRANULE;
+        loop {
+            let regions = if len > MAX_BYTES_MOVED {
+                len / REGION + 1
+            } else {
+                0
+            };
+            let needed = usable + regions * 4 + GRANULE;
+            if needed <= len || len >= Self::MAX_BYTES {
+                return if len < Self::MAX_BYTES {
+                    len
+                } else {
+                    Self::MAX_BYTES
+                };
+            }
+            len = needed;
+        }
+    }
+
+    /// Bytes that can hold blocks: the pool less the free-byte counters, rounded down to 16.
+    pub(crate) const fn usable(&self) -> usize {
+        self.usable
+    }
+
+    /// Live blocks may take at most `limit` bytes from now on (at most [`usable`](Self::usable)).
+    /// Blocks already placed stay.
+    pub(crate) fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.min(self.usable);
+    }
+
     /// Bytes taken by live blocks: the sum of their [`cost`](Self::cost)s.
     pub(crate) const fn used(&self) -> usize {
         self.used
     }
 
-    /// Bytes that can hold blocks: `BYTES` less the free-byte counters, rounded down to 16.
+    /// The most bytes live blocks may take: the limit, if one was set, else
+    /// [`usable`](Self::usable).
     pub(crate) const fn capacity(&self) -> usize {
-        Self::USABLE
+        self.limit
     }
 
     /// The pool cost of a block holding `len` data bytes: `8 + len` rounded up to 16, then up
@@ -200,7 +248,7 @@ impl<const BYTES: usize> Pool<BYTES> {
         let cost = Self::cost(len);
         let replacing = replacing.map(|offset| offset as usize - HEADER);
         let old = replacing.map_or(0, |at| self.header(at).size);
-        if self.used - old + cost > Self::USABLE {
+        if self.used - old + cost > self.limit {
             return None;
         }
         let plan = |site| {
@@ -236,7 +284,7 @@ impl<const BYTES: usize> Pool<BYTES> {
                 start: self.heads[list] as usize - 1,
             });
         }
-        if Self::USABLE - self.top >= cost {
+        if self.usable - self.top >= cost {
             return plan(Site::Tail);
         }
         let window = |start| {
@@ -246,7 +294,7 @@ impl<const BYTES: usize> Pool<BYTES> {
             self.window(start, cost, replacing)
                 .map(|end| Site::Compact { start, end })
         };
-        if BYTES <= MAX_BYTES_MOVED {
+        if self.regions == 0 {
             // One window from the start reaches every free byte.
             return window(0).and_then(plan);
         }
@@ -350,7 +398,7 @@ impl<const BYTES: usize> Pool<BYTES> {
         self.used = 0;
         self.heads = [NONE; LISTS];
         self.nonempty = [0; WORDS];
-        self.bytes[Self::COUNTERS..].fill(0);
+        self.bytes[self.counters..].fill(0);
     }
 
     /// The range the block at `at` would cover once freed and merged with free neighbours (up
@@ -364,7 +412,7 @@ impl<const BYTES: usize> Pool<BYTES> {
         };
         let mut end = at + header.size;
         if end == self.top {
-            end = Self::USABLE;
+            end = self.usable;
         } else {
             let next = self.header(end);
             if next.free {
@@ -379,16 +427,16 @@ impl<const BYTES: usize> Pool<BYTES> {
     /// or has passed [`MAX_BYTES_MOVED`] live ones, so every free block it meets starts below
     /// `start + MAX_BYTES_MOVED + cost`. Reads a dozen counters instead of walking blocks.
     fn may_gather(&self, start: usize, cost: usize, replacing: Option<usize>) -> bool {
-        if Self::REGIONS == 0 {
+        if self.regions == 0 {
             return true;
         }
         let reach = start + MAX_BYTES_MOVED + cost;
         let mut free = 0;
         if reach > self.top {
-            free += Self::USABLE - self.top;
+            free += self.usable - self.top;
         }
         for region in start / REGION..=(reach.min(self.top) - 1) / REGION {
-            free += self.read_word(Self::COUNTERS + 4 * region) as usize;
+            free += self.read_word(self.counters + 4 * region) as usize;
         }
         if let Some(at) = replacing.filter(|&at| start <= at && at < reach) {
             free += self.header(at).size;
@@ -398,8 +446,8 @@ impl<const BYTES: usize> Pool<BYTES> {
 
     /// Adds `size` free bytes starting at `at` to its region's counter, or takes them away.
     fn count_free(&mut self, at: usize, size: usize, add: bool) {
-        if Self::REGIONS > 0 {
-            let counter = Self::COUNTERS + 4 * (at / REGION);
+        if self.regions > 0 {
+            let counter = self.counters + 4 * (at / REGION);
             let free = self.read_word(counter);
             let free = if add {
                 free + size as u32
@@ -420,7 +468,7 @@ impl<const BYTES: usize> Pool<BYTES> {
         let mut packed = true;
         loop {
             if at >= self.top {
-                free += Self::USABLE - self.top;
+                free += self.usable - self.top;
                 return (free >= cost).then_some(self.top);
             }
             let header = self.header(at);
@@ -523,7 +571,7 @@ impl<const BYTES: usize> Pool<BYTES> {
         let mut end = start + size;
         if end >= self.top {
             self.top = start;
-            return (start, Self::USABLE);
+            return (start, self.usable);
         }
         let next = self.header(end);
         if next.free {
@@ -656,20 +704,14 @@ fn list_of(size: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use std::boxed::Box;
     use std::vec;
     use std::vec::Vec;
 
     use super::*;
 
-    /// Runs `f` on a thread with a stack large enough for a pool built by value.
-    fn big_stack(f: impl FnOnce() + Send + 'static) {
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    /// An empty pool of `bytes` bytes (leaked: tests only).
+    fn pool_of(bytes: usize) -> Pool<'static> {
+        Pool::new(Memory::from(vec![0u8; bytes].leak()))
     }
 
     /// Owners numbered by their index, tracking offsets and the bytes they were given.
@@ -681,24 +723,14 @@ mod tests {
         }
     }
 
-    fn allocate<const B: usize>(
-        pool: &mut Pool<B>,
-        owners: &mut Offsets,
-        owner: u32,
-        len: usize,
-    ) -> Option<u32> {
+    fn allocate(pool: &mut Pool<'_>, owners: &mut Offsets, owner: u32, len: usize) -> Option<u32> {
         let plan = pool.plan(len, None)?;
         let offset = pool.place(plan, owner, owners);
         owners.0[owner as usize] = offset;
         Some(offset)
     }
 
-    fn rewrite<const B: usize>(
-        pool: &mut Pool<B>,
-        owners: &mut Offsets,
-        owner: u32,
-        len: usize,
-    ) -> Option<u32> {
+    fn rewrite(pool: &mut Pool<'_>, owners: &mut Offsets, owner: u32, len: usize) -> Option<u32> {
         let plan = pool.plan(len, Some(owners.0[owner as usize]))?;
         let offset = pool.place(plan, owner, owners);
         owners.0[owner as usize] = offset;
@@ -707,7 +739,7 @@ mod tests {
 
     /// Walks the pool and checks every invariant of the module docs; returns the free bytes
     /// in blocks (not the tail).
-    fn check<const B: usize>(pool: &Pool<B>) -> usize {
+    fn check(pool: &Pool<'_>) -> usize {
         let mut at = 0;
         let mut used = 0;
         let mut free = 0;
@@ -735,7 +767,7 @@ mod tests {
         }
         assert_eq!(at, pool.top);
         assert!(!prev_free, "a free block ends at the top");
-        assert!(pool.top <= Pool::<B>::USABLE);
+        assert!(pool.top <= pool.usable());
         assert_eq!(used, pool.used);
         // Every list holds exactly the free blocks of its sizes, linked both ways in a circle.
         let mut listed = 0;
@@ -768,8 +800,8 @@ mod tests {
         }
         assert_eq!(listed, free_blocks);
         // The free-byte counters add up the free blocks that start in each region.
-        if Pool::<B>::REGIONS > 0 {
-            let mut counted = vec![0u32; Pool::<B>::REGIONS];
+        if pool.regions > 0 {
+            let mut counted = vec![0u32; pool.regions];
             let mut at = 0;
             while at < pool.top {
                 let header = pool.header(at);
@@ -779,7 +811,7 @@ mod tests {
                 at += header.size;
             }
             for (region, free) in counted.iter().enumerate() {
-                let counter = pool.read_word(Pool::<B>::COUNTERS + 4 * region);
+                let counter = pool.read_word(pool.counters + 4 * region);
                 assert_eq!(counter, *free, "counter of region {region}");
             }
         }
@@ -788,22 +820,22 @@ mod tests {
 
     #[test]
     fn cost_is_header_and_data_rounded_up_to_a_class() {
-        assert_eq!(Pool::<64>::cost(0), 16);
-        assert_eq!(Pool::<64>::cost(8), 16);
-        assert_eq!(Pool::<64>::cost(9), 32);
-        assert_eq!(Pool::<64>::cost(24), 32);
-        assert_eq!(Pool::<64>::cost(25), 48);
-        assert_eq!(Pool::<64>::cost(232), 240);
-        assert_eq!(Pool::<64>::cost(248), 256);
+        assert_eq!(Pool::cost(0), 16);
+        assert_eq!(Pool::cost(8), 16);
+        assert_eq!(Pool::cost(9), 32);
+        assert_eq!(Pool::cost(24), 32);
+        assert_eq!(Pool::cost(25), 48);
+        assert_eq!(Pool::cost(232), 240);
+        assert_eq!(Pool::cost(248), 256);
         // From 256 on, 8 classes per power of two.
-        assert_eq!(Pool::<64>::cost(249), 288);
-        assert_eq!(Pool::<64>::cost(504), 512);
-        assert_eq!(Pool::<64>::cost(505), 576);
-        assert_eq!(Pool::<64>::cost(1000), 1024);
-        assert_eq!(Pool::<64>::cost(16 << 10), (16 << 10) + 2048);
+        assert_eq!(Pool::cost(249), 288);
+        assert_eq!(Pool::cost(504), 512);
+        assert_eq!(Pool::cost(505), 576);
+        assert_eq!(Pool::cost(1000), 1024);
+        assert_eq!(Pool::cost(16 << 10), (16 << 10) + 2048);
         // Every class is the smallest size of its free list, so any block of that list fits.
         for len in 0..100_000 {
-            let cost = Pool::<64>::cost(len);
+            let cost = Pool::cost(len);
             assert!(cost >= len + HEADER && cost % GRANULE == 0);
             assert!(cost - (len + HEADER) < GRANULE.max(cost / 8), "{len}");
             assert!(
@@ -826,7 +858,7 @@ mod tests {
 
     #[test]
     fn empty_pool_bumps_the_top() {
-        let mut pool: Pool<64> = Pool::new();
+        let mut pool = pool_of(64);
         let mut owners = Offsets(vec![0; 4]);
         assert_eq!(allocate(&mut pool, &mut owners, 0, 8), Some(8));
         assert_eq!(allocate(&mut pool, &mut owners, 1, 20), Some(24));
@@ -836,7 +868,7 @@ mod tests {
 
     #[test]
     fn full_pool_refuses_without_change() {
-        let mut pool: Pool<40> = Pool::new();
+        let mut pool = pool_of(40);
         let mut owners = Offsets(vec![0; 4]);
         // Only 32 of 40 bytes are usable.
         assert!(allocate(&mut pool, &mut owners, 0, 24).is_some());
@@ -847,7 +879,7 @@ mod tests {
 
     #[test]
     fn freed_neighbours_merge_into_one_block() {
-        let mut pool: Pool<128> = Pool::new();
+        let mut pool = pool_of(128);
         let mut owners = Offsets(vec![0; 4]);
         for owner in 0..4 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -869,7 +901,7 @@ mod tests {
 
     #[test]
     fn freed_block_is_reused_without_moving() {
-        let mut pool: Pool<128> = Pool::new();
+        let mut pool = pool_of(128);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -882,7 +914,7 @@ mod tests {
 
     #[test]
     fn rewrite_that_fits_stays_in_place_and_frees_the_rest() {
-        let mut pool: Pool<128> = Pool::new();
+        let mut pool = pool_of(128);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -893,7 +925,7 @@ mod tests {
 
     #[test]
     fn rewrite_of_the_same_class_stays_in_place() {
-        let mut pool: Pool<128> = Pool::new();
+        let mut pool = pool_of(128);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 20);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -904,7 +936,7 @@ mod tests {
 
     #[test]
     fn shrinking_rewrite_takes_a_free_block_of_its_class_rather_than_cut_its_own() {
-        let mut pool: Pool<128> = Pool::new();
+        let mut pool = pool_of(128);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40); // 48 bytes at 0
         for owner in 1..4 {
@@ -923,7 +955,7 @@ mod tests {
     #[test]
     fn shrunk_then_regrown_block_grows_back_in_place() {
         // Issue 7's pattern: shrink a block near the start of a full pool, then regrow it.
-        let mut pool: Pool<4096> = Pool::new();
+        let mut pool = pool_of(4096);
         let mut owners = Offsets(vec![0; 300]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 24).is_some() {
@@ -940,7 +972,7 @@ mod tests {
 
     #[test]
     fn rewrite_merges_with_free_blocks_on_both_sides() {
-        let mut pool: Pool<256> = Pool::new();
+        let mut pool = pool_of(256);
         let mut owners = Offsets(vec![0; 8]);
         for owner in 0..5 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -954,7 +986,7 @@ mod tests {
 
     #[test]
     fn allocate_when_only_scattered_holes_compacts_a_window() {
-        let mut pool: Pool<256> = Pool::new();
+        let mut pool = pool_of(256);
         let mut owners = Offsets(vec![0; 16]);
         for owner in 0..16 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -980,12 +1012,8 @@ mod tests {
     /// refuses (changing nothing) when no window within the bound gathers enough.
     #[test]
     fn allocate_when_full_of_holes_moves_at_most_bound() {
-        big_stack(allocate_when_full_of_holes_moves_at_most_bound_on_big_stack);
-    }
-
-    fn allocate_when_full_of_holes_moves_at_most_bound_on_big_stack() {
         const BYTES: usize = 1 << 20;
-        let mut pool: Box<Pool<BYTES>> = Box::new(Pool::new());
+        let mut pool = pool_of(BYTES);
         let mut owners = Offsets(vec![0; BYTES / 16 + 64]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 8).is_some() {
@@ -1009,7 +1037,7 @@ mod tests {
             }
             let moved = pool.moved - before;
             assert!(moved <= MAX_BYTES_MOVED, "moved {moved}");
-            assert!(moved >= Pool::<BYTES>::cost(len) - 16, "moved {moved}");
+            assert!(moved >= Pool::cost(len) - 16, "moved {moved}");
             check(&pool);
         }
         assert_eq!(placed, 4);
@@ -1018,12 +1046,12 @@ mod tests {
         let top = pool.top;
         assert_eq!(pool.plan(40 << 10, None), None);
         assert_eq!((pool.used(), pool.top), (used, top));
-        assert!(pool.capacity() - used >= Pool::<BYTES>::cost(40 << 10));
+        assert!(pool.capacity() - used >= Pool::cost(40 << 10));
     }
 
     #[test]
     fn small_pool_refuses_only_when_full_by_count() {
-        let mut pool: Pool<512> = Pool::new();
+        let mut pool = pool_of(512);
         let mut owners = Offsets(vec![0; 64]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 8).is_some() {
@@ -1032,9 +1060,9 @@ mod tests {
         for o in (0..owner).step_by(2) {
             pool.free(owners.0[o as usize]);
         }
-        let free = Pool::<512>::USABLE - pool.used();
+        let free = pool.usable() - pool.used();
         assert!(allocate(&mut pool, &mut owners, 0, free - HEADER).is_some());
-        assert_eq!(pool.used(), Pool::<512>::USABLE);
+        assert_eq!(pool.used(), pool.usable());
         check(&pool);
     }
 
@@ -1044,7 +1072,7 @@ mod tests {
     #[test]
     fn random_workload_keeps_blocks_and_invariants() {
         fn run<const B: usize>(rounds: usize, max_len: usize, seed: u64) {
-            let mut pool: Box<Pool<B>> = Box::new(Pool::new());
+            let mut pool = pool_of(B);
             let mut owners = Offsets(vec![0; 512]);
             let mut lens: Vec<Option<usize>> = vec![None; 512];
             let mut state = seed;
@@ -1066,8 +1094,7 @@ mod tests {
                         lens[owner] = None;
                     }
                     Some(old) => {
-                        let fits = pool.used() - Pool::<B>::cost(old) + Pool::<B>::cost(len)
-                            <= Pool::<B>::USABLE;
+                        let fits = pool.used() - Pool::cost(old) + Pool::cost(len) <= pool.usable();
                         match rewrite(&mut pool, &mut owners, owner as u32, len) {
                             Some(_) => lens[owner] = Some(len),
                             None => {
@@ -1077,7 +1104,7 @@ mod tests {
                         }
                     }
                     None => {
-                        let fits = pool.used() + Pool::<B>::cost(len) <= Pool::<B>::USABLE;
+                        let fits = pool.used() + Pool::cost(len) <= pool.usable();
                         match allocate(&mut pool, &mut owners, owner as u32, len) {
                             Some(_) => lens[owner] = Some(len),
                             None => {
@@ -1107,10 +1134,8 @@ mod tests {
             }
             let _ = refused_fitting;
         }
-        big_stack(|| {
-            run::<512>(20_000, 80, 1);
-            run::<4096>(20_000, 300, 2);
-            run::<{ 256 << 10 }>(20_000, 3000, 3);
-        });
+        run::<512>(20_000, 80, 1);
+        run::<4096>(20_000, 300, 2);
+        run::<{ 256 << 10 }>(20_000, 3000, 3);
     }
 }

@@ -1,15 +1,18 @@
-//! The key space: string keys with optional time-to-live, fixed capacity, no allocation.
+//! The key space: string keys with optional time-to-live, fixed capacity, over memory the
+//! caller provides ([`StoreMemory`]: arrays in a `static`, or allocated at run time).
 //!
 //! Entries live in a fixed table with hash chains; key and value bytes share one byte pool of
 //! size-classed blocks in which no write moves more than [`MAX_BYTES_MOVED`] bytes of other
-//! keys (see [`Store::bytes_used`] for what that costs). Each volatile key has exactly one timer in a [`TimerWheel`] of the same capacity
-//! as the table, so timer capacity can never be what fails. A key is invisible from its deadline
+//! keys (see [`Store::bytes_used`] for what that costs). Each volatile key has exactly one
+//! timer in a [`TimerWheelOn`] of the same capacity as the table, so timer capacity can never
+//! be what fails. A key is invisible from its deadline
 //! on (checked on every access) and is removed by the wheel within one tick of it.
 
 use core::fmt;
 
-use timer_core::{Tick, TimerId, TimerQueue, TimerWheel};
+use timer_core::{Tick, TimerId, TimerQueue, TimerWheelOn, WheelSlot};
 
+use crate::memory::Memory;
 use crate::pool::{Owners, Pool};
 
 /// The most bytes of other keys' blocks one write moves, whatever the size of the store: a
@@ -92,59 +95,195 @@ impl Entry {
     };
 }
 
-struct Entries<const KEYS: usize>([Entry; KEYS]);
+/// One key's slot in a store's key table (opaque): see [`StoreMemory`].
+#[derive(Clone, Copy)]
+pub struct KeySlot(Entry);
 
-impl<const KEYS: usize> Owners for Entries<KEYS> {
+impl KeySlot {
+    /// A vacant slot.
+    pub const fn new() -> Self {
+        Self(Entry::VACANT)
+    }
+}
+
+impl Default for KeySlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+struct Entries<'a>(Memory<'a, KeySlot>);
+
+impl Entries<'_> {
+    fn get(&self, position: usize) -> Option<&Entry> {
+        self.0.get(position).map(|slot| &slot.0)
+    }
+
+    fn get_mut(&mut self, position: usize) -> Option<&mut Entry> {
+        self.0.get_mut(position).map(|slot| &mut slot.0)
+    }
+}
+
+impl Owners for Entries<'_> {
     fn moved(&mut self, owner: u32, offset: u32) {
-        if let Some(entry) = self.0.get_mut(position(owner)) {
+        if let Some(entry) = self.get_mut(position(owner)) {
             entry.offset = offset;
         }
     }
 }
 
-/// A fixed-capacity key space of `KEYS` keys whose keys and values share `BYTES` bytes.
+/// The memory a [`Store`] runs over: a key table of some number of keys (each key's entry,
+/// hash bucket and timer slot) and a byte pool for keys and values.
 ///
-/// `Store::new` is `const`, so a large store can be a `static` (see `static_cell`'s
-/// `ConstStaticCell`) instead of a stack temporary.
+/// Either arrays the caller lends ([`StoreArrays`], a board's `static`), or, with the `alloc`
+/// feature, memory [`allocate`](Self::allocate)d for sizes chosen at run time (the host's
+/// flags). The store is the same code over both.
+pub struct StoreMemory<'a> {
+    entries: Memory<'a, KeySlot>,
+    buckets: Memory<'a, u32>,
+    timers: Memory<'a, WheelSlot<u32>>,
+    bytes: Memory<'a, u8>,
+}
+
+impl StoreMemory<'_> {
+    /// The most keys a store holds (its timer wheel numbers them in a `u32`).
+    pub const MAX_KEYS: usize = u32::MAX as usize - 2;
+
+    /// The pool bytes (`BYTES`) that give a store at least `usable` bytes for keys and values,
+    /// [`Store::bytes_usable`] (up to 4 GiB): the pool keeps 4 bytes of bookkeeping per 4 KiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::StoreMemory;
+    ///
+    /// assert_eq!(StoreMemory::bytes_for(1024), 1040);
+    /// assert!(StoreMemory::bytes_for(1 << 30) < (1 << 30) + (1 << 21));
+    /// ```
+    pub const fn bytes_for(usable: usize) -> usize {
+        Pool::len_for(usable)
+    }
+
+    /// Memory for `keys` keys (at most [`MAX_KEYS`](Self::MAX_KEYS)) and a pool of `bytes`
+    /// bytes for keys and values (as [`StoreArrays`]' `BYTES`; a store uses at most 4 GiB of
+    /// it), from the global allocator. [`bytes_for`](Self::bytes_for) says how many bytes
+    /// make a given [`Store::bytes_usable`].
+    ///
+    /// The key table (about 64 bytes per key) is written at once. The pool is zeroed memory
+    /// from the allocator, so its pages cost no RSS until keys reach them: a large
+    /// `--maxmemory` on an idle host server stays cheap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreMemory, Ttl};
+    ///
+    /// let bytes = StoreMemory::bytes_for(64 << 20);
+    /// let mut store = Store::new(StoreMemory::allocate(100_000, bytes), 512, 1 << 20);
+    /// assert_eq!(store.key_capacity(), 100_000);
+    /// assert!(store.bytes_usable() >= 64 << 20);
+    /// store.set(b"k", b"v", Ttl::Persist, 0).unwrap();
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn allocate(keys: usize, bytes: usize) -> StoreMemory<'static> {
+        use alloc::vec::Vec;
+        let keys = keys.min(Self::MAX_KEYS);
+        StoreMemory {
+            entries: Memory::from(alloc::vec![KeySlot::new(); keys]),
+            buckets: Memory::from(alloc::vec![NIL; keys]),
+            timers: Memory::from((0..keys).map(|_| WheelSlot::new()).collect::<Vec<_>>()),
+            bytes: Memory::from(alloc::vec![0u8; bytes]),
+        }
+    }
+}
+
+/// A store's memory as arrays: `KEYS` keys and `BYTES` bytes for keys and values. `new` is a
+/// `const fn` and an empty one is all zero bytes, so it can be a `static` in `.bss` (see
+/// `static_cell::ConstStaticCell`); lend it to a store with `StoreMemory::from(&mut arrays)`.
 ///
 /// # Examples
 ///
 /// ```
-/// use net_shell::store::{Store, Ttl};
+/// use net_shell::store::{Store, StoreArrays, StoreMemory, Ttl};
 ///
-/// let mut store: Store<16, 1024> = Store::new(64, 256);
+/// let mut arrays: StoreArrays<16, 1024> = StoreArrays::new();
+/// let mut store = Store::new(StoreMemory::from(&mut arrays), 64, 256);
+/// store.set(b"greeting", b"hello", Ttl::Persist, 0).unwrap();
+/// assert_eq!(store.key_capacity(), 16);
+/// ```
+pub struct StoreArrays<const KEYS: usize, const BYTES: usize> {
+    entries: [KeySlot; KEYS],
+    buckets: [u32; KEYS],
+    timers: [WheelSlot<u32>; KEYS],
+    bytes: [u8; BYTES],
+}
+
+impl<const KEYS: usize, const BYTES: usize> StoreArrays<KEYS, BYTES> {
+    /// Empty arrays (all zero bytes).
+    pub const fn new() -> Self {
+        Self {
+            entries: [KeySlot::new(); KEYS],
+            buckets: [NIL; KEYS],
+            timers: [const { WheelSlot::new() }; KEYS],
+            bytes: [0; BYTES],
+        }
+    }
+}
+
+impl<const KEYS: usize, const BYTES: usize> Default for StoreArrays<KEYS, BYTES> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, BYTES>>
+    for StoreMemory<'a>
+{
+    fn from(arrays: &'a mut StoreArrays<KEYS, BYTES>) -> Self {
+        Self {
+            entries: Memory::from(&mut arrays.entries[..]),
+            buckets: Memory::from(&mut arrays.buckets[..]),
+            timers: Memory::from(&mut arrays.timers[..]),
+            bytes: Memory::from(&mut arrays.bytes[..]),
+        }
+    }
+}
+
+/// A fixed-capacity key space over [`StoreMemory`]: its keys and values share one byte pool.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::store::{Store, StoreArrays, StoreMemory, Ttl};
+///
+/// let mut arrays: StoreArrays<16, 1024> = StoreArrays::new();
+/// let mut store = Store::new(StoreMemory::from(&mut arrays), 64, 256);
 /// store.set(b"greeting", b"hello", Ttl::At(1_000), 0).unwrap();
 /// assert_eq!(store.get(b"greeting", 999), Some(&b"hello"[..]));
 /// assert_eq!(store.get(b"greeting", 1_000), None); // gone at its deadline
 /// assert_eq!(store.expired_keys(), 1);
 /// ```
-pub struct Store<const KEYS: usize, const BYTES: usize> {
-    entries: Entries<KEYS>,
-    buckets: [u32; KEYS],
+pub struct Store<'a> {
+    entries: Entries<'a>,
+    buckets: Memory<'a, u32>,
+    /// Key capacity: the shortest of the key table's arrays.
+    keys: usize,
     free: u32,
     unused_from: u32,
     len: usize,
-    pool: Pool<BYTES>,
-    timers: TimerWheel<u32, KEYS>,
+    pool: Pool<'a>,
+    timers: TimerWheelOn<u32, Memory<'a, WheelSlot<u32>>>,
     max_key_len: usize,
     max_value_len: usize,
     expired_keys: u64,
     seed: u32,
 }
 
-impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
-    const SIZED: () = assert!(
-        KEYS > 0 && KEYS < u32::MAX as usize,
-        "net-shell: KEYS must be in 1..u32::MAX"
-    );
-
-    /// An empty store that refuses keys over `max_key_len` and values over `max_value_len` bytes.
-    ///
-    /// `Store::new(0, 0)` is all zero bytes, so `static STORE: ... = Store::new(0, 0)` (or a
-    /// `static_cell::ConstStaticCell`) costs no flash and no boot-time stack even for large
-    /// stores; give it its limits at start with [`set_limits`](Self::set_limits).
-    pub const fn new(max_key_len: usize, max_value_len: usize) -> Self {
-        Self::with_seed(max_key_len, max_value_len, 0)
+impl<'a> Store<'a> {
+    /// An empty store over `memory` that refuses keys over `max_key_len` and values over
+    /// `max_value_len` bytes.
+    pub fn new(memory: StoreMemory<'a>, max_key_len: usize, max_value_len: usize) -> Self {
+        Self::with_seed(memory, max_key_len, max_value_len, 0)
     }
 
     /// Sets the largest key and value accepted from now on (keys already stored stay).
@@ -154,7 +293,10 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// ```
     /// use net_shell::store::{Store, StoreError, Ttl};
     ///
-    /// let mut store: Store<4, 256> = Store::new(0, 0); // all zeros: fit for `.bss`
+    /// use net_shell::store::StoreArrays;
+    ///
+    /// let mut arrays: StoreArrays<4, 256> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 0, 0);
     /// assert_eq!(store.set(b"k", b"v", Ttl::Persist, 0), Err(StoreError::KeyTooLong));
     /// store.set_limits(16, 64);
     /// assert_eq!(store.set(b"k", b"v", Ttl::Persist, 0), Ok(()));
@@ -181,17 +323,35 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
 
     /// Like [`new`](Self::new) with a hash seed; give each process a random one where an
     /// attacker could choose keys (hash flooding).
-    pub const fn with_seed(max_key_len: usize, max_value_len: usize, seed: u32) -> Self {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::SIZED;
+    pub fn with_seed(
+        memory: StoreMemory<'a>,
+        max_key_len: usize,
+        max_value_len: usize,
+        seed: u32,
+    ) -> Self {
+        let StoreMemory {
+            mut entries,
+            mut buckets,
+            timers,
+            bytes,
+        } = memory;
+        let keys = entries
+            .len()
+            .min(buckets.len())
+            .min(timers.len())
+            .min(StoreMemory::MAX_KEYS);
+        // Lent memory may hold an earlier store's keys.
+        entries[..keys].fill(KeySlot::new());
+        buckets[..keys].fill(NIL);
         Self {
-            entries: Entries([Entry::VACANT; KEYS]),
-            buckets: [NIL; KEYS],
+            entries: Entries(entries),
+            buckets,
+            keys,
             free: NIL,
             unused_from: 0,
             len: 0,
-            pool: Pool::new(),
-            timers: TimerWheel::new(),
+            pool: Pool::new(bytes),
+            timers: TimerWheelOn::with_storage(timers),
             max_key_len,
             max_value_len,
             expired_keys: 0,
@@ -216,7 +376,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
 
     /// The key capacity.
     pub const fn key_capacity(&self) -> usize {
-        KEYS
+        self.keys
     }
 
     /// Pool bytes held by keys: for each key, an 8-byte header plus its key and value, rounded
@@ -235,9 +395,10 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// # Examples
     ///
     /// ```
-    /// use net_shell::store::{Store, Ttl};
+    /// use net_shell::store::{Store, StoreArrays, Ttl};
     ///
-    /// let mut store: Store<4, 256> = Store::new(16, 64);
+    /// let mut arrays: StoreArrays<4, 256> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 64);
     /// store.set(b"key", b"value", Ttl::Persist, 0).unwrap();
     /// assert_eq!(store.bytes_used(), 16); // 8 + 3 + 5, rounded up to 16
     /// store.set(b"key", &[0; 60], Ttl::Persist, 0).unwrap();
@@ -247,9 +408,39 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         self.pool.used()
     }
 
-    /// Pool bytes keys can use: `BYTES` rounded down to 16, less (in a store of more than
+    /// Pool bytes keys can use: the limit set by [`set_bytes_limit`](Self::set_bytes_limit),
+    /// else the pool's bytes rounded down to 16, less (in a store of more than
     /// [`MAX_BYTES_MOVED`] bytes) 4 bytes of bookkeeping per 4 KiB.
     pub const fn bytes_capacity(&self) -> usize {
+        self.pool.capacity()
+    }
+
+    /// The most pool bytes keys could use: the memory the store was given, less bookkeeping.
+    /// [`set_bytes_limit`](Self::set_bytes_limit) can lower the limit below this, or raise it
+    /// back up to this.
+    pub const fn bytes_usable(&self) -> usize {
+        self.pool.usable()
+    }
+
+    /// Keys and values may take at most `limit` pool bytes from now on (Redis' `maxmemory`),
+    /// clamped to [`bytes_usable`](Self::bytes_usable); returns the limit now in force. Keys
+    /// already stored stay, even above a lowered limit: writes that would grow the total are
+    /// refused with [`StoreError::BytesFull`] until deletes bring it under.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreArrays, StoreError, Ttl};
+    ///
+    /// let mut arrays: StoreArrays<4, 1024> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 512);
+    /// assert_eq!(store.set_bytes_limit(64), 64);
+    /// assert_eq!(store.set(b"k", &[0; 100], Ttl::Persist, 0), Err(StoreError::BytesFull));
+    /// store.set_bytes_limit(usize::MAX);
+    /// assert_eq!(store.set(b"k", &[0; 100], Ttl::Persist, 0), Ok(()));
+    /// ```
+    pub fn set_bytes_limit(&mut self, limit: usize) -> usize {
+        self.pool.set_limit(limit);
         self.pool.capacity()
     }
 
@@ -289,7 +480,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                 .entry(index)
                 .is_some_and(|e| e.timer == Some(expired.id))
             {
-                if let Some(entry) = self.entries.0.get_mut(position(index)) {
+                if let Some(entry) = self.entries.get_mut(position(index)) {
                     entry.timer = None;
                 }
                 self.remove_index(index);
@@ -351,9 +542,10 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// # Examples
     ///
     /// ```
-    /// use net_shell::store::{Store, Ttl};
+    /// use net_shell::store::{Store, StoreArrays, Ttl};
     ///
-    /// let mut store: Store<4, 256> = Store::new(16, 16);
+    /// let mut arrays: StoreArrays<4, 256> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 16);
     /// store.set(b"a", b"1", Ttl::Persist, 0).unwrap();
     /// store.set(b"b", b"2", Ttl::At(10), 0).unwrap();
     /// let mut keys = Vec::new();
@@ -365,9 +557,10 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// assert_eq!(keys, [b"a".to_vec()]); // b is past its deadline
     /// ```
     pub fn key_at_or_after(&self, slot: usize, now: Tick) -> Option<(usize, &[u8])> {
-        let entries = self.entries.0.get(slot..)?;
+        let entries = self.entries.0.get(slot..self.keys)?;
         let (offset, entry) = entries
             .iter()
+            .map(|slot| &slot.0)
             .enumerate()
             .find(|(_, e)| e.used && !self.is_expired(e, now))?;
         Some((
@@ -390,7 +583,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     /// Removes every key.
     pub fn clear(&mut self) {
         let _ = self.timers.drain().count();
-        self.entries.0.fill(Entry::VACANT);
+        self.entries.0[..self.keys].fill(KeySlot::new());
         self.buckets.fill(NIL);
         self.free = NIL;
         self.unused_from = 0;
@@ -448,7 +641,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
                 }
                 let offset = self.pool.place(plan, index, &mut self.entries);
                 self.write_block(offset, key, value);
-                if let Some(e) = self.entries.0.get_mut(position(index)) {
+                if let Some(e) = self.entries.get_mut(position(index)) {
                     e.offset = offset;
                     e.value_len = value.len() as u32;
                     if expired {
@@ -490,7 +683,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         let plan = match self.find(key).and_then(|index| self.entry(index)) {
             // Rewritten in its block's place or elsewhere, expired or not.
             Some(entry) => self.pool.plan(needed, Some(entry.offset)),
-            None if self.free == NIL && self.unused_from as usize >= KEYS => {
+            None if self.free == NIL && self.unused_from as usize >= self.keys => {
                 return Err(StoreError::KeysFull)
             }
             None => self.pool.plan(needed, None),
@@ -501,7 +694,7 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
     fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
         let index = if self.free != NIL {
             self.free
-        } else if (self.unused_from as usize) < KEYS {
+        } else if (self.unused_from as usize) < self.keys {
             self.unused_from + 1
         } else {
             return Err(StoreError::KeysFull);
@@ -512,14 +705,14 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             .ok_or(StoreError::BytesFull)?;
         let offset = self.pool.place(plan, index, &mut self.entries);
         if index == self.free {
-            self.free = self.entries.0[position(index)].next;
+            self.free = self.entries.0[position(index)].0.next;
         } else {
             self.unused_from += 1;
         }
         self.write_block(offset, key, value);
         let hash = self.hash(key);
-        let bucket = hash as usize % KEYS;
-        self.entries.0[position(index)] = Entry {
+        let bucket = self.bucket(hash);
+        self.entries.0[position(index)].0 = Entry {
             used: true,
             next: self.buckets[bucket],
             hash,
@@ -556,13 +749,13 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             // The wheel has one slot per key: this cannot be full.
             (Ttl::At(at), None) => self.timers.insert(at, index).ok(),
         };
-        if let Some(entry) = self.entries.0.get_mut(position(index)) {
+        if let Some(entry) = self.entries.get_mut(position(index)) {
             entry.timer = timer;
         }
     }
 
     fn entry(&self, index: u32) -> Option<&Entry> {
-        self.entries.0.get(position(index)).filter(|e| e.used)
+        self.entries.get(position(index)).filter(|e| e.used)
     }
 
     fn hash(&self, key: &[u8]) -> u32 {
@@ -575,9 +768,14 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
         hash
     }
 
+    /// The hash bucket of `hash` (an index into `buckets`, unless the store has no keys).
+    fn bucket(&self, hash: u32) -> usize {
+        hash as usize % self.keys.max(1)
+    }
+
     fn find(&self, key: &[u8]) -> Option<u32> {
         let hash = self.hash(key);
-        let mut at = self.buckets[hash as usize % KEYS];
+        let mut at = self.buckets.get(self.bucket(hash)).copied().unwrap_or(NIL);
         while at != NIL {
             let entry = self.entry(at)?;
             if entry.hash == hash
@@ -618,22 +816,22 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
             let _ = self.timers.cancel(id);
         }
         // Unlink from the bucket chain.
-        let bucket = entry.hash as usize % KEYS;
+        let bucket = self.bucket(entry.hash);
         if self.buckets[bucket] == index {
             self.buckets[bucket] = entry.next;
         } else {
             let mut at = self.buckets[bucket];
             while at != NIL {
-                let next = self.entries.0[position(at)].next;
+                let next = self.entries.0[position(at)].0.next;
                 if next == index {
-                    self.entries.0[position(at)].next = entry.next;
+                    self.entries.0[position(at)].0.next = entry.next;
                     break;
                 }
                 at = next;
             }
         }
         self.pool.free(entry.offset);
-        self.entries.0[position(index)] = Entry {
+        self.entries.0[position(index)].0 = Entry {
             next: self.free,
             ..Entry::VACANT
         };
@@ -645,10 +843,20 @@ impl<const KEYS: usize, const BYTES: usize> Store<KEYS, BYTES> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::boxed::Box;
+
+    /// A store over leaked arrays (tests only).
+    fn store<const KEYS: usize, const BYTES: usize>(
+        max_key_len: usize,
+        max_value_len: usize,
+    ) -> Store<'static> {
+        let arrays = Box::leak(Box::new(StoreArrays::<KEYS, BYTES>::new()));
+        Store::new(StoreMemory::from(arrays), max_key_len, max_value_len)
+    }
 
     #[test]
     fn key_visible_until_deadline_then_gone() {
-        let mut s: Store<8, 256> = Store::new(16, 64);
+        let mut s = store::<8, 256>(16, 64);
         s.set(b"k", b"v", Ttl::At(100), 0).unwrap();
         assert_eq!(s.get(b"k", 99), Some(&b"v"[..]));
         assert_eq!(s.get(b"k", 100), None);
@@ -658,7 +866,7 @@ mod tests {
 
     #[test]
     fn timer_removes_key_without_access() {
-        let mut s: Store<8, 256> = Store::new(16, 64);
+        let mut s = store::<8, 256>(16, 64);
         s.set(b"a", b"1", Ttl::At(50), 0).unwrap();
         s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
         let sweep = s.expire(50, 10);
@@ -669,7 +877,7 @@ mod tests {
 
     #[test]
     fn full_key_table_refuses_and_keeps_everything() {
-        let mut s: Store<2, 256> = Store::new(16, 64);
+        let mut s = store::<2, 256>(16, 64);
         s.set(b"a", b"1", Ttl::Persist, 0).unwrap();
         s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
         assert_eq!(
@@ -685,7 +893,7 @@ mod tests {
 
     #[test]
     fn full_pool_keeps_old_value_on_growing_overwrite() {
-        let mut s: Store<4, 64> = Store::new(16, 64);
+        let mut s = store::<4, 64>(16, 64);
         s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 8 + 11, rounded up: 32
         s.set(b"b", b"0123456789", Ttl::Persist, 0).unwrap(); // 64
         assert_eq!(
@@ -698,7 +906,7 @@ mod tests {
 
     #[test]
     fn growing_overwrite_uses_space_of_old_block() {
-        let mut s: Store<4, 48> = Store::new(16, 64);
+        let mut s = store::<4, 48>(16, 64);
         s.set(b"a", b"0123456789", Ttl::Persist, 0).unwrap(); // 32 of 48
         s.set(b"a", b"0123456789abcdefghijklmnop", Ttl::Persist, 0)
             .unwrap(); // 48 of 48
@@ -708,7 +916,7 @@ mod tests {
 
     #[test]
     fn deleted_keys_free_slots_and_bytes() {
-        let mut s: Store<2, 64> = Store::new(16, 64);
+        let mut s = store::<2, 64>(16, 64);
         for round in 0..100u32 {
             let key = round.to_le_bytes();
             s.set(
@@ -726,7 +934,7 @@ mod tests {
 
     #[test]
     fn past_deadline_on_set_deletes() {
-        let mut s: Store<4, 64> = Store::new(16, 64);
+        let mut s = store::<4, 64>(16, 64);
         s.set(b"k", b"v", Ttl::Persist, 10).unwrap();
         s.set(b"k", b"w", Ttl::At(5), 10).unwrap();
         assert_eq!(s.get(b"k", 10), None);
@@ -734,7 +942,7 @@ mod tests {
 
     #[test]
     fn keep_ttl_preserves_deadline() {
-        let mut s: Store<4, 64> = Store::new(16, 64);
+        let mut s = store::<4, 64>(16, 64);
         s.set(b"k", b"v", Ttl::At(500), 0).unwrap();
         s.set(b"k", b"w", Ttl::Keep, 1).unwrap();
         assert_eq!(s.deadline(b"k", 1), Some(Some(500)));
@@ -744,7 +952,7 @@ mod tests {
 
     #[test]
     fn shorter_value_frees_bytes() {
-        let mut s: Store<4, 80> = Store::new(16, 64);
+        let mut s = store::<4, 80>(16, 64);
         s.set(b"a", b"0123456789abcdef", Ttl::Persist, 0).unwrap(); // 8 + 17: 32
         s.set(b"a", b"x", Ttl::Persist, 0).unwrap();
         assert_eq!(s.bytes_used(), 16);
@@ -757,7 +965,7 @@ mod tests {
     /// store that is often full of keys, of bytes, or holds expired keys.
     #[test]
     fn check_set_predicts_set() {
-        let mut s: Store<4, 96> = Store::new(6, 40);
+        let mut s = store::<4, 96>(6, 40);
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = |n: u64| {
             seed ^= seed << 13;
@@ -796,10 +1004,10 @@ mod tests {
     #[test]
     fn colliding_hash_chains_unlink_correctly() {
         // One bucket: every key collides.
-        let mut s: Store<1, 64> = Store::new(16, 64);
+        let mut s = store::<1, 64>(16, 64);
         s.set(b"a", b"1", Ttl::Persist, 0).unwrap();
         assert!(s.delete(b"a", 0));
-        let mut s: Store<3, 128> = Store::new(16, 64);
+        let mut s = store::<3, 128>(16, 64);
         for k in [b"a", b"b", b"c"] {
             s.set(k, b"v", Ttl::Persist, 0).unwrap();
         }

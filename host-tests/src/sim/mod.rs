@@ -11,9 +11,9 @@
 
 mod link;
 
-use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts};
-use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet, SocketStorage};
+use net_shell::store::{Store, StoreMemory};
+use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts};
+use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::{tcp, udp};
 use smoltcp::time::{Duration, Instant};
@@ -49,9 +49,27 @@ pub fn info_field(info: &str, name: &str) -> u64 {
         .unwrap()
 }
 
-/// A store with [`MAX_KEY`] and [`MAX_VALUE`], leaked so the server can borrow it for `'static`.
-pub fn store<const K: usize, const B: usize>() -> &'static mut Store<K, B> {
-    Box::leak(Box::new(Store::new(MAX_KEY, MAX_VALUE)))
+/// A store of `K` keys over a `B`-byte pool, as a board's `StoreArrays<K, B>` would give it,
+/// with [`MAX_KEY`] and [`MAX_VALUE`] (allocated: the server owns it).
+pub fn store<const K: usize, const B: usize>() -> SizedStore<K, B> {
+    SizedStore(Store::new(StoreMemory::allocate(K, B), MAX_KEY, MAX_VALUE))
+}
+
+/// A store whose sizes a [`Sim`] of the same `K` and `B` takes (so tests name them once).
+pub struct SizedStore<const K: usize, const B: usize>(pub Store<'static>);
+
+impl<const K: usize, const B: usize> std::ops::Deref for SizedStore<K, B> {
+    type Target = Store<'static>;
+
+    fn deref(&self) -> &Store<'static> {
+        &self.0
+    }
+}
+
+impl<const K: usize, const B: usize> std::ops::DerefMut for SizedStore<K, B> {
+    fn deref_mut(&mut self) -> &mut Store<'static> {
+        &mut self.0
+    }
 }
 
 /// The server's configuration: 10.0.0.1/24 on port 6379, the given timeouts, default buffers,
@@ -98,7 +116,7 @@ struct ClientState {
 pub struct Sim<const C: usize, const K: usize, const B: usize> {
     /// Simulated milliseconds.
     pub now: u64,
-    pub server: Server<'static, C, K, B>,
+    pub server: Server<'static>,
     server_link: LinkEnd,
     client_link: LinkEnd,
     client_iface: Interface,
@@ -179,7 +197,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     }
 
     /// A server built from `config` over `store`, at time 0, polled once.
-    pub fn with(config: ServerConfig, store: &'static mut Store<K, B>) -> Self {
+    pub fn with(config: ServerConfig, store: SizedStore<K, B>) -> Self {
         let sim = Self::try_with(config, store).expect("server setup");
         assert!(sim.server.is_listening());
         sim
@@ -189,7 +207,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     /// to listen yet (DHCP).
     pub fn try_with(
         config: ServerConfig,
-        store: &'static mut Store<K, B>,
+        store: SizedStore<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
         let mut sim = Self::build(config, store)?;
         sim.settle();
@@ -199,7 +217,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     /// Builds the server and the client side at time 0, polling neither.
     pub fn build(
         config: ServerConfig,
-        store: &'static mut Store<K, B>,
+        store: SizedStore<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
         Self::build_at(config, store, 0)
     }
@@ -207,15 +225,12 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     /// Builds the server and the client side at time `start`, polling neither.
     pub fn build_at(
         config: ServerConfig,
-        store: &'static mut Store<K, B>,
+        store: SizedStore<K, B>,
         start: u64,
     ) -> Result<Self, net_shell::SetupError> {
-        let slots: &'static mut [SocketStorage<'static>] =
-            Box::leak((0..=C).map(|_| SocketStorage::EMPTY).collect());
-        let buffer: &'static mut [u8] =
-            Box::leak(vec![0u8; config.buffers.bytes_needed(C)].into_boxed_slice());
         let (mut server_link, mut client_link) = link(0x11e7 ^ start);
-        let server = Server::new(config, store, slots, buffer, &mut server_link, start)?;
+        let memory = ServerMemory::allocate(C, config.buffers);
+        let server = Server::new(config, store.0, memory, &mut server_link, start)?;
 
         let mut client_config = Config::new(HardwareAddress::Ethernet(EthernetAddress([
             0x02, 0, 0, 0, 0, 2,

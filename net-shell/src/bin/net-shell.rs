@@ -10,18 +10,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use clap::Parser;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use net_shell::smoltcp::iface::SocketStorage;
+use net_shell::command::parse_memory;
 use net_shell::smoltcp::phy::{Medium, TunTapInterface};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use net_shell::store::Store;
-use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, Timeouts, MAX_PASSWORD_LEN};
+use net_shell::store::{Store, StoreMemory};
+use net_shell::{
+    BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts, MAX_PASSWORD_LEN,
+};
 
-/// Client sockets: 63 clients at once, plus one that refuses the 64th politely.
-const CONNS: usize = 64;
-/// Key capacity.
-const KEYS: usize = 1 << 17;
-/// Bytes for keys and values together.
-const BYTES: usize = 32 << 20;
 /// The largest key.
 const MAX_KEY: usize = 1024;
 /// The largest value.
@@ -79,6 +75,19 @@ struct Args {
     /// Without it, and without a password, protected mode refuses every client.
     #[arg(long, value_parser = parse_cidr)]
     trusted_network: Option<Ipv4Cidr>,
+    /// Clients served at once; one more socket listens to refuse the next with Redis'
+    /// `-ERR max number of clients reached`. `CONFIG SET maxclients` can lower it, or raise it
+    /// back up to this.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=ServerMemory::MAX_CLIENTS as u64 - 1))]
+    maxclients: u64,
+    /// Memory for keys and values, in Redis' units (bytes, or 100mb, 1gb; 1k = 1000, 1kb =
+    /// 1024), at most 4gb. Reserved at start but only touched as keys arrive. Past it, writes
+    /// get Redis' -OOM error. `CONFIG SET maxmemory` can lower it, or raise it back up to this.
+    #[arg(long, default_value = "1gb", value_parser = parse_maxmemory)]
+    maxmemory: usize,
+    /// Key slots: the most keys held at once. Each costs about 64 bytes, written at start.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=StoreMemory::MAX_KEYS as u64))]
+    maxkeys: u64,
     /// Most keys expired per poll, so a mass expiry never stalls serving.
     #[arg(long, default_value_t = 1000)]
     expire_budget: usize,
@@ -86,6 +95,20 @@ struct Args {
     #[arg(long, default_value = "info")]
     log_level: log::LevelFilter,
 }
+
+fn parse_maxmemory(text: &str) -> Result<usize, String> {
+    let bytes = parse_memory(text.as_bytes())
+        .ok_or("expected a memory size: bytes, or with a unit as in 100mb, 1gb, 512kb")?;
+    match usize::try_from(bytes) {
+        Ok(bytes) if (1..=MAX_MEMORY).contains(&bytes) => Ok(bytes),
+        _ => Err(format!(
+            "must be between 1 byte and {MAX_MEMORY} bytes (4gb)"
+        )),
+    }
+}
+
+/// The most `--maxmemory` accepted: the store addresses its bytes with 32 bits.
+const MAX_MEMORY: usize = 4 << 30;
 
 fn parse_yes_no(text: &str) -> Result<bool, String> {
     match text {
@@ -138,10 +161,8 @@ fn main() -> ExitCode {
         .filter_level(args.log_level)
         .parse_default_env()
         .init();
-    // The store is tens of MiB: build it on a thread whose stack can hold the temporary.
     let runner = std::thread::Builder::new()
         .name("net-shell".into())
-        .stack_size(512 << 20)
         .spawn(move || run(args));
     match runner.map(|handle| handle.join()) {
         Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
@@ -232,13 +253,17 @@ fn run(args: Args) -> Result<(), String> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1);
-    let store: &'static mut Store<KEYS, BYTES> =
-        Box::leak(Box::new(Store::with_seed(MAX_KEY, MAX_VALUE, seed as u32)));
-    let slots: &'static mut [SocketStorage<'static>] = (0..=CONNS)
-        .map(|_| SocketStorage::EMPTY)
-        .collect::<Vec<_>>()
-        .leak();
-    let buffer: &'static mut [u8] = vec![0u8; BUFFERS.bytes_needed(CONNS)].leak();
+    let store = Store::with_seed(
+        StoreMemory::allocate(
+            args.maxkeys as usize,
+            StoreMemory::bytes_for(args.maxmemory),
+        ),
+        MAX_KEY,
+        MAX_VALUE,
+        seed as u32,
+    );
+    // One slot more than `maxclients`: it refuses the next client politely.
+    let memory = ServerMemory::allocate(args.maxclients as usize + 1, BUFFERS);
 
     let mut config = ServerConfig::new(
         args.mac,
@@ -267,15 +292,16 @@ fn run(args: Args) -> Result<(), String> {
         );
     }
     config.security = security;
+    config.capacity.max_clients = args.maxclients as usize;
+    config.capacity.max_memory = args.maxmemory;
     config.buffers = BUFFERS;
     config.expire_budget = args.expire_budget;
     config.random_seed = seed;
 
     let start = Instant::now();
     let now = || start.elapsed().as_millis() as u64;
-    let mut server: Server<'static, CONNS, KEYS, BYTES> =
-        Server::new(config, store, slots, buffer, &mut device, now())
-            .map_err(|e| format!("cannot start: {e}"))?;
+    let mut server = Server::new(config, store, memory, &mut device, now())
+        .map_err(|e| format!("cannot start: {e}"))?;
 
     let mut wakeups = Wakeups::new(device.as_raw_fd())
         .map_err(|e| format!("cannot install signal handlers: {e}"))?;
@@ -303,17 +329,18 @@ fn run(args: Args) -> Result<(), String> {
         if !ready && server.is_listening() {
             ready = true;
             if let Some(ip) = server.ipv4_address() {
-                println!("net-shell ready on {}:{}", ip.address(), server.port());
+                let capacity = server.capacity();
+                println!(
+                    "net-shell ready on {}:{} (maxclients {}, maxmemory {}, maxkeys {})",
+                    ip.address(),
+                    server.port(),
+                    capacity.max_clients,
+                    capacity.max_memory,
+                    server.store().key_capacity()
+                );
                 let _ = std::io::stdout().flush();
             }
-            log::info!(
-                "serving {} clients, {} keys, {} MiB of values; timeouts {:?}; {:?}",
-                CONNS - 1,
-                KEYS,
-                BYTES >> 20,
-                server.timeouts(),
-                server.security()
-            );
+            log::info!("timeouts {:?}; {:?}", server.timeouts(), server.security());
         }
         if let Some(deadline) = shutdown_deadline {
             if server.open_connections() == 0 || t >= deadline {

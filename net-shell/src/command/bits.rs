@@ -26,8 +26,8 @@ fn bit(value: &[u8], offset: u64) -> bool {
 }
 
 /// `GETBIT key offset`.
-pub(crate) fn getbit<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn getbit(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -41,8 +41,8 @@ pub(crate) fn getbit<const K: usize, const B: usize>(
 
 /// `SETBIT key offset 0|1`: the bit's old value; the string grows with zero bytes as needed
 /// and keeps its TTL.
-pub(crate) fn setbit<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn setbit(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -112,8 +112,8 @@ fn range_words(words: &[&[u8]], unit_first: bool) -> Result<(i64, i64, bool), &'
 
 /// `BITCOUNT key [start end [BYTE|BIT]]`: the set bits in the range (a missing key counts 0,
 /// before the range is read, as in Redis).
-pub(crate) fn bitcount<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn bitcount(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -143,8 +143,8 @@ pub(crate) fn bitcount<const K: usize, const B: usize>(
 /// `BITPOS key 0|1 [start [end [BYTE|BIT]]]`: the first bit with that value in the range, as
 /// Redis' `bitposCommand`: a missing key is all clear bits; looking for a clear bit without an
 /// end finds the first bit past the string when all are set; otherwise -1 when there is none.
-pub(crate) fn bitpos<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn bitpos(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -192,11 +192,7 @@ enum Op {
 
 /// `BITOP AND|OR|XOR|NOT destkey key …`: the result's length (the longest source, shorter
 /// ones padded with zero bytes); an empty result deletes `destkey`.
-pub(crate) fn bitop<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn bitop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let op = [
         ("and", Op::And),
         ("or", Op::Or),
@@ -217,7 +213,7 @@ pub(crate) fn bitop<const K: usize, const B: usize>(
     }
     let (target, sources, now) = (argv[2], &argv[3..], ctx.clock.now);
     let len_of =
-        |ctx: &mut Context<'_, K, B>, key: &[u8]| ctx.store.get(key, now).map_or(0, <[u8]>::len);
+        |ctx: &mut Context<'_, '_>, key: &[u8]| ctx.store.get(key, now).map_or(0, <[u8]>::len);
     let mut len = 0;
     for key in sources {
         len = len.max(len_of(ctx, key));

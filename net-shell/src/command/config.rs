@@ -34,6 +34,18 @@ enum Kind {
     Password,
     /// `trusted-network`: an IPv4 network such as `10.77.0.0/24`, empty for none.
     TrustedNetwork,
+    /// `maxclients`: up to one less than the server's client slots.
+    MaxClients,
+    /// `maxmemory`: bytes, with Redis' units (`100mb`, `1gb`), up to the store's memory; 0
+    /// for all of it.
+    MaxMemory,
+}
+
+/// What the server was given memory for: the most `maxclients` and `maxmemory` can be.
+#[derive(Clone, Copy)]
+struct Bounds {
+    clients: usize,
+    memory: usize,
 }
 
 const PARAMS: &[Param] = &[
@@ -96,6 +108,14 @@ const PARAMS: &[Param] = &[
         name: "trusted-network",
         kind: Kind::TrustedNetwork,
     },
+    Param {
+        name: "maxclients",
+        kind: Kind::MaxClients,
+    },
+    Param {
+        name: "maxmemory",
+        kind: Kind::MaxMemory,
+    },
 ];
 
 impl Param {
@@ -118,12 +138,23 @@ impl Param {
                 }
                 out.bulk(text.as_bytes())
             }
+            Kind::MaxClients => {
+                out.bulk(Decimal::new(settings.capacity.max_clients as u64).as_bytes())
+            }
+            Kind::MaxMemory => {
+                out.bulk(Decimal::new(settings.capacity.max_memory as u64).as_bytes())
+            }
         }
     }
 
     /// Sets the value in `settings`, or says why it cannot (the text after Redis'
     /// `CONFIG SET failed (possibly related to argument '…') - `).
-    fn set_value(&self, settings: &mut Settings, value: &[u8]) -> Result<(), SetError> {
+    fn set_value(
+        &self,
+        settings: &mut Settings,
+        value: &[u8],
+        bounds: Bounds,
+    ) -> Result<(), SetError> {
         match self.kind {
             Kind::Integer { set, min, max, .. } => match parse_i64(value) {
                 Some(v) if v >= 0 && (min..=max).contains(&(v as u64)) => {
@@ -158,6 +189,31 @@ impl Param {
                 };
                 Ok(())
             }
+            Kind::MaxClients => match parse_i64(value) {
+                Some(v) if v >= 1 && v as u64 <= bounds.clients as u64 => {
+                    settings.capacity.max_clients = v as usize;
+                    Ok(())
+                }
+                // Redis' range: a C unsigned int.
+                Some(v) if v >= 1 && v <= i64::from(u32::MAX) => Err(SetError::TooManyClients {
+                    most: bounds.clients,
+                }),
+                Some(_) => Err(SetError::OutOfRange {
+                    min: 1,
+                    max: u64::from(u32::MAX),
+                }),
+                None => Err(SetError::NotAnInteger),
+            },
+            Kind::MaxMemory => match parse_memory(value) {
+                Some(v) if v <= bounds.memory as u64 => {
+                    settings.capacity.max_memory = v as usize;
+                    Ok(())
+                }
+                Some(_) => Err(SetError::MoreMemory {
+                    most: bounds.memory,
+                }),
+                None => Err(SetError::NotAMemorySize),
+            },
         }
     }
 }
@@ -172,6 +228,9 @@ enum SetError {
     NotYesOrNo,
     PasswordTooLong,
     NotANetwork,
+    NotAMemorySize,
+    MoreMemory { most: usize },
+    TooManyClients { most: usize },
 }
 
 impl core::fmt::Display for SetError {
@@ -190,6 +249,18 @@ impl core::fmt::Display for SetError {
             Self::NotANetwork => {
                 f.write_str("argument must be an IPv4 network like 10.0.0.0/24, or empty")
             }
+            // Redis' text for a memory value it cannot parse.
+            Self::NotAMemorySize => f.write_str("argument must be a memory value"),
+            // Redis says "The operating system is not able to handle the specified number of
+            // clients, try with N"; here the limit is the slots the server was started with.
+            Self::TooManyClients { most } => write!(
+                f,
+                "The server was started with slots for {most} clients, try with {most}"
+            ),
+            Self::MoreMemory { most } => write!(
+                f,
+                "argument must be at most {most}, the memory the store was given at start"
+            ),
         }
     }
 }
@@ -226,11 +297,7 @@ fn entries() -> impl Iterator<Item = Entry> {
 /// `CONFIG GET pattern …`: each parameter matching a pattern, once (Redis'
 /// `configGetCommand`). A pattern without `*`, `?` or `[` names one parameter, which is then
 /// listed under the name as the client wrote it.
-pub(crate) fn get<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     // Each parameter once, under the name the first pattern matching it gives.
     let shown = |name: &'static str| {
         argv[2..].iter().find_map(|&pattern| {
@@ -257,11 +324,7 @@ pub(crate) fn get<const K: usize, const B: usize>(
 }
 
 /// `CONFIG SET parameter value …`: all or nothing, as Redis 7.
-pub(crate) fn set<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn set(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let pairs = &argv[2..];
     if pairs.len() % 2 != 0 {
         return error(out, SYNTAX);
@@ -301,34 +364,60 @@ pub(crate) fn set<const K: usize, const B: usize>(
             return failed(out, pair[0], SetError::Duplicate);
         }
     }
+    let bounds = Bounds {
+        clients: ctx.client_slots.saturating_sub(1),
+        memory: ctx.store.bytes_usable(),
+    };
     let mut updated = *ctx.settings;
     for pair in pairs.chunks_exact(2) {
         let Some(param) = PARAMS.iter().find(|p| super::is(pair[0], p.name)) else {
             continue;
         };
-        if let Err(why) = param.set_value(&mut updated, pair[1]) {
+        if let Err(why) = param.set_value(&mut updated, pair[1], bounds) {
             // Redis names the parameter as it knows it here.
             return failed(out, param.name.as_bytes(), why);
         }
     }
     *ctx.settings = updated;
+    ctx.store.set_bytes_limit(updated.capacity.bytes_limit());
     ok(out)
 }
 
+/// A memory size as Redis reads one (`memtoull`): digits, then optionally `b`, `k` (1000),
+/// `kb` (1024), `m`, `mb`, `g` or `gb`, in any case.
+pub fn parse_memory(text: &[u8]) -> Option<u64> {
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let (number, unit) = text.split_at(digits);
+    let number = parse_i64(number).filter(|&n| n >= 0)? as u64;
+    if unit.len() > 2 {
+        return None;
+    }
+    let mut lower = [0u8; 2];
+    for (l, b) in lower.iter_mut().zip(unit) {
+        *l = b.to_ascii_lowercase();
+    }
+    let multiplier: u64 = match &lower[..unit.len()] {
+        b"" | b"b" => 1,
+        b"k" => 1000,
+        b"kb" => 1024,
+        b"m" => 1000 * 1000,
+        b"mb" => 1024 * 1024,
+        b"g" => 1000 * 1000 * 1000,
+        b"gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    number.checked_mul(multiplier)
+}
+
 /// `CONFIG RESETSTAT`: accepted; the counters are kept.
-pub(crate) fn resetstat<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn resetstat(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     ok(out)
 }
 
 /// `CONFIG REWRITE`: there is no file, as for a Redis started without one.
-pub(crate) fn rewrite<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn rewrite(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     error(out, "ERR The server is running without a config file")
 }

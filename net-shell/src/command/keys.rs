@@ -6,11 +6,7 @@ use super::{error, error_fmt, integer, is, Context, Reply, ReplyWriter, Shown};
 use {super::After, crate::store::Ttl};
 
 /// `DEL key …`, `UNLINK key …`: how many keys were removed.
-pub(crate) fn del<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn del(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
     let removed = argv[1..]
         .iter()
@@ -20,8 +16,8 @@ pub(crate) fn del<const K: usize, const B: usize>(
 }
 
 /// `EXISTS key …`: how many of the keys exist (a key named twice counts twice).
-pub(crate) fn exists<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn exists(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -90,8 +86,8 @@ impl Condition {
 /// Redis' `expireGenericCommand`: `EXPIRE`, `PEXPIRE`, `EXPIREAT`, `PEXPIREAT` with
 /// `key amount [NX|XX|GT|LT]…`. Options are checked before the amount, as in Redis. A time
 /// in the past deletes the key.
-fn expire_generic<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn expire_generic(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     unit: Unit,
     absolute: bool,
@@ -123,8 +119,8 @@ fn expire_generic<const K: usize, const B: usize>(
 }
 
 /// `EXPIRE key seconds [NX|XX|GT|LT]`.
-pub(crate) fn expire<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn expire(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -132,8 +128,8 @@ pub(crate) fn expire<const K: usize, const B: usize>(
 }
 
 /// `PEXPIRE key ms [NX|XX|GT|LT]`.
-pub(crate) fn pexpire<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn pexpire(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -141,8 +137,8 @@ pub(crate) fn pexpire<const K: usize, const B: usize>(
 }
 
 /// `EXPIREAT key unix-seconds [NX|XX|GT|LT]`.
-pub(crate) fn expireat<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn expireat(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -150,8 +146,8 @@ pub(crate) fn expireat<const K: usize, const B: usize>(
 }
 
 /// `PEXPIREAT key unix-ms [NX|XX|GT|LT]`.
-pub(crate) fn pexpireat<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn pexpireat(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -160,8 +156,8 @@ pub(crate) fn pexpireat<const K: usize, const B: usize>(
 
 /// Redis' `ttlGenericCommand`: `TTL`, `PTTL`, `EXPIRETIME`, `PEXPIRETIME`. -2 for a missing
 /// key, -1 for a persistent one; seconds are rounded to the nearest.
-fn ttl_generic<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn ttl_generic(
+    ctx: &mut Context<'_, '_>,
     key: &[u8],
     unit: Unit,
     absolute: bool,
@@ -189,26 +185,18 @@ fn ttl_generic<const K: usize, const B: usize>(
 }
 
 /// `TTL key`.
-pub(crate) fn ttl<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn ttl(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     ttl_generic(ctx, argv[1], Unit::Seconds, false, out)
 }
 
 /// `PTTL key`.
-pub(crate) fn pttl<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn pttl(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     ttl_generic(ctx, argv[1], Unit::Milliseconds, false, out)
 }
 
 /// `EXPIRETIME key`.
-pub(crate) fn expiretime<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn expiretime(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -216,8 +204,8 @@ pub(crate) fn expiretime<const K: usize, const B: usize>(
 }
 
 /// `PEXPIRETIME key`.
-pub(crate) fn pexpiretime<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn pexpiretime(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -225,8 +213,8 @@ pub(crate) fn pexpiretime<const K: usize, const B: usize>(
 }
 
 /// `PERSIST key`: 1 if a TTL was removed.
-pub(crate) fn persist<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn persist(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -240,8 +228,8 @@ pub(crate) fn persist<const K: usize, const B: usize>(
 
 /// `TYPE key`: `string` or `none`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn type_of<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn type_of(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -253,8 +241,8 @@ pub(crate) fn type_of<const K: usize, const B: usize>(
 /// `RENAME key newkey`, `RENAMENX key newkey` (Redis' `renameGenericCommand`): the value and
 /// its TTL move. The value is copied through the reply buffer's spare room.
 #[cfg(feature = "extended-commands")]
-fn rename_generic<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn rename_generic(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     nx: bool,
     out: &mut ReplyWriter<'_>,
@@ -287,8 +275,8 @@ fn rename_generic<const K: usize, const B: usize>(
 
 /// Writes the value of live key `from` to `to`, with `deadline`, through the reply buffer.
 #[cfg(feature = "extended-commands")]
-fn copy_value<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn copy_value(
+    ctx: &mut Context<'_, '_>,
     from: &[u8],
     to: &[u8],
     deadline: Option<u64>,
@@ -310,8 +298,8 @@ fn copy_value<const K: usize, const B: usize>(
 
 /// `RENAME key newkey`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn rename<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn rename(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -320,8 +308,8 @@ pub(crate) fn rename<const K: usize, const B: usize>(
 
 /// `RENAMENX key newkey`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn renamenx<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn renamenx(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -330,11 +318,7 @@ pub(crate) fn renamenx<const K: usize, const B: usize>(
 
 /// `COPY source destination [DB 0] [REPLACE]` (Redis' `copyCommand`), in the one database.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn copy<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn copy(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let mut replace = false;
     let mut i = 3;
     while i < argv.len() {
@@ -375,11 +359,7 @@ pub(crate) use exists as touch;
 
 /// `KEYS pattern`: every live key matching the glob pattern.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn keys<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn keys(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let (pattern, now) = (argv[1], ctx.clock.now);
     let all = pattern == b"*";
     let wanted = |key: &[u8]| all || super::glob::matches(pattern, key, false);
@@ -404,11 +384,7 @@ pub(crate) fn keys<const K: usize, const B: usize>(
 /// table, so a key present for the whole scan is returned exactly once. A call looks at up to
 /// `count` keys (10 by default), and returns fewer when the reply buffer would overflow.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn scan<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let Some(cursor) = core::str::from_utf8(argv[1])
         .ok()
         .and_then(|text| text.parse::<u64>().ok())
@@ -480,8 +456,8 @@ pub(crate) fn scan<const K: usize, const B: usize>(
 
 /// `RANDOMKEY`: a live key, or nil when there is none.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn randomkey<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn randomkey(
+    ctx: &mut Context<'_, '_>,
     _: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -502,8 +478,8 @@ pub(crate) fn randomkey<const K: usize, const B: usize>(
 /// follows from the value (Redis' follows from its history: an integer appended to is `raw`
 /// there); access times and frequencies are not tracked (idle time 0).
 #[cfg(feature = "extended-commands")]
-pub(crate) fn object<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn object(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {

@@ -30,6 +30,7 @@ use crate::store::{Store, StoreError};
 #[cfg(feature = "extended-commands")]
 mod bits;
 mod config;
+pub use config::parse_memory;
 mod expiry;
 #[cfg(feature = "extended-commands")]
 mod float;
@@ -65,9 +66,9 @@ pub enum After {
 }
 
 /// Everything a command may read or change.
-pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
+pub struct Context<'s, 'a> {
     /// The key space.
-    pub store: &'s mut Store<KEYS, BYTES>,
+    pub store: &'s mut Store<'a>,
     /// Server counters (for `INFO`; writes refused for lack of room count in `oom_refusals`).
     pub stats: &'s mut Stats,
     /// Timeouts, password and protected mode (for `CONFIG`, `AUTH`, `INFO`).
@@ -76,8 +77,8 @@ pub struct Context<'s, const KEYS: usize, const BYTES: usize> {
     pub authenticated: &'s mut bool,
     /// The time.
     pub clock: Clock,
-    /// Client slots (for `INFO clients`).
-    pub max_clients: usize,
+    /// The server's client slots: `maxclients` can be at most one less.
+    pub client_slots: usize,
     /// The tick the server started at (for `INFO` uptime).
     pub started: Tick,
     /// The connection's id (`CLIENT ID`, `HELLO`): its number among all accepted, from 1.
@@ -124,15 +125,11 @@ pub(crate) type Reply = Result<After, WriteFull>;
 /// # Errors
 ///
 /// [`WriteFull`] if `out` cannot hold the reply; the caller sizes `out` for the largest value.
-pub fn execute<const KEYS: usize, const BYTES: usize>(
-    argv: &[&[u8]],
-    ctx: &mut Context<'_, KEYS, BYTES>,
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<'_>) -> Reply {
     let Some(&name) = argv.first() else {
         return Ok(After::Continue);
     };
-    let command = match table::lookup::<KEYS, BYTES>(argv) {
+    let command = match table::lookup(argv) {
         Ok(command) => command,
         Err(table::Unknown::Command) => return unknown_command(out, name, &argv[1..]),
         Err(table::Unknown::Subcommand) => return unknown_subcommand(out, argv[1], name),
@@ -154,11 +151,8 @@ pub fn execute<const KEYS: usize, const BYTES: usize>(
 /// # Errors
 ///
 /// [`WriteFull`] if `out` cannot hold even one more element.
-pub fn resume<const KEYS: usize, const BYTES: usize>(
-    more: Continuation,
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    table::resume::<KEYS, BYTES>(more, out)
+pub fn resume(more: Continuation, out: &mut ReplyWriter<'_>) -> Reply {
+    table::resume(more, out)
 }
 
 pub(crate) const SYNTAX: &str = "ERR syntax error";
@@ -278,8 +272,8 @@ pub(crate) fn unknown_subcommand(out: &mut ReplyWriter<'_>, sub: &[u8], command:
 }
 
 /// Replies with the error a refused store write gets.
-pub(crate) fn store_error<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn store_error(
+    ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     e: StoreError,
 ) -> Reply {

@@ -9,11 +9,7 @@ use crate::config::Settings;
 use crate::decimal::parse_i64;
 
 /// `PING [message]`.
-pub(crate) fn ping<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn ping(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     match argv {
         [_] => out.simple("PONG")?,
         [_, message] => out.bulk(message)?,
@@ -23,20 +19,12 @@ pub(crate) fn ping<const K: usize, const B: usize>(
 }
 
 /// `ECHO message`.
-pub(crate) fn echo<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn echo(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     bulk_or_nil(out, Some(argv[1]))
 }
 
 /// `QUIT`: `+OK`, then the connection closes.
-pub(crate) fn quit<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn quit(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     out.simple("OK")?;
     Ok(After::Close)
 }
@@ -46,11 +34,7 @@ pub(crate) const INT_RANGE: &str =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 
 /// `SELECT index`: this server has database 0 only.
-pub(crate) fn select<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn select(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     // Redis reads the index as a C `int` (`getIntFromObjectOrReply`).
     match parse_i64(argv[1]).map(i32::try_from) {
         Some(Ok(0)) => ok(out),
@@ -61,21 +45,13 @@ pub(crate) fn select<const K: usize, const B: usize>(
 }
 
 /// `DBSIZE`.
-pub(crate) fn dbsize<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn dbsize(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     integer(out, ctx.store.len() as i64)
 }
 
 /// `FLUSHALL [ASYNC|SYNC]`, `FLUSHDB [ASYNC|SYNC]` (Redis' `getFlushCommandFlags`): one
 /// database, emptied at once either way.
-pub(crate) fn flush<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn flush(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     match argv {
         [_] => {}
         [_, mode] if is(mode, "sync") || is(mode, "async") => {}
@@ -86,17 +62,13 @@ pub(crate) fn flush<const K: usize, const B: usize>(
 }
 
 /// `INFO [section …]`.
-pub(crate) fn info<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn info(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     crate::info::write_info(&argv[1..], ctx, out)
 }
 
 /// `CLIENT ID`.
-pub(crate) fn client_id<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn client_id(
+    ctx: &mut Context<'_, '_>,
     _: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -113,8 +85,8 @@ fn valid_name(name: &[u8]) -> Result<ClientName, &'static str> {
 }
 
 /// `CLIENT SETNAME name`: an empty name removes it.
-pub(crate) fn client_setname<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn client_setname(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -128,8 +100,8 @@ pub(crate) fn client_setname<const K: usize, const B: usize>(
 }
 
 /// `CLIENT GETNAME`: the name, or nil.
-pub(crate) fn client_getname<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn client_getname(
+    ctx: &mut Context<'_, '_>,
     _: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -138,8 +110,8 @@ pub(crate) fn client_getname<const K: usize, const B: usize>(
 }
 
 /// `CLIENT SETINFO …`: accepted and not kept.
-pub(crate) fn client_setinfo<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
+pub(crate) fn client_setinfo(
+    _: &mut Context<'_, '_>,
     _: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -156,11 +128,7 @@ fn credentials_match(settings: &Settings, user: &[u8], password: &[u8]) -> bool 
 }
 
 /// `AUTH [username] password`, as Redis 7's `authCommand`.
-pub(crate) fn auth<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn auth(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let (user, password) = match argv {
         [_, password] => {
             if !ctx.settings.security.requires_auth() {
@@ -184,11 +152,7 @@ pub(crate) fn auth<const K: usize, const B: usize>(
 /// client must be authenticated. This server speaks RESP2 only: version 2 (or none) gets
 /// Redis' handshake reply as a flat array; any other version gets `-NOPROTO`, as Redis
 /// answers versions it does not speak, so clients can fall back to RESP2.
-pub(crate) fn hello<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn hello(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let args = &argv[1..];
     if let Some(version) = args.first() {
         match parse_i64(version) {
@@ -257,11 +221,7 @@ pub(crate) fn hello<const K: usize, const B: usize>(
 }
 
 /// `TIME`: the Unix time as seconds and microseconds (the uptime, without a wall clock).
-pub(crate) fn time<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn time(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let ms = ctx.clock.unix_ms.unwrap_or(ctx.clock.now);
     out.array_header(2)?;
     out.bulk(crate::decimal::Decimal::new(ms / 1000).as_bytes())?;

@@ -9,11 +9,7 @@ use crate::decimal::{parse_i64, Decimal};
 use crate::store::Ttl;
 
 /// `GET key`.
-pub(crate) fn get<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     bulk_or_nil(out, ctx.store.get(argv[1], ctx.clock.now))
 }
 
@@ -88,11 +84,7 @@ impl<'a> StringOptions<'a> {
 }
 
 /// `SET key value [NX|XX] [GET] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL]`.
-pub(crate) fn set<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn set(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let Ok(options) = StringOptions::parse(&argv[3..], Options::Set) else {
         return error(out, SYNTAX);
     };
@@ -109,8 +101,8 @@ pub(crate) fn set<const K: usize, const B: usize>(
 
 /// Redis' `setGenericCommand`: writes unless NX/XX forbid it; replies `+OK`, nil when
 /// forbidden, or with `GET` the old value.
-fn set_generic<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn set_generic(
+    ctx: &mut Context<'_, '_>,
     key: &[u8],
     value: &[u8],
     ttl: Ttl,
@@ -142,8 +134,8 @@ fn set_generic<const K: usize, const B: usize>(
 }
 
 /// Writes `key = value` and replies `+OK`, or the error that refused it.
-fn store_reply<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn store_reply(
+    ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     key: &[u8],
     value: &[u8],
@@ -156,8 +148,8 @@ fn store_reply<const K: usize, const B: usize>(
 }
 
 /// `SETEX key seconds value`, `PSETEX key ms value`.
-fn setex_generic<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn setex_generic(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     unit: Unit,
     command: &str,
@@ -175,17 +167,13 @@ fn setex_generic<const K: usize, const B: usize>(
 }
 
 /// `SETEX key seconds value`.
-pub(crate) fn setex<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn setex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     setex_generic(ctx, argv, Unit::Seconds, "setex", out)
 }
 
 /// `PSETEX key ms value`.
-pub(crate) fn psetex<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn psetex(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -193,8 +181,8 @@ pub(crate) fn psetex<const K: usize, const B: usize>(
 }
 
 /// `GETDEL key`.
-pub(crate) fn getdel<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn getdel(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -206,11 +194,7 @@ pub(crate) fn getdel<const K: usize, const B: usize>(
 
 /// `GETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST]`: as Redis' `getexCommand`, a missing key
 /// answers nil before the time is looked at.
-pub(crate) fn getex<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn getex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let Ok(options) = StringOptions::parse(&argv[2..], Options::GetEx) else {
         return error(out, SYNTAX);
     };
@@ -237,12 +221,7 @@ pub(crate) fn getex<const K: usize, const B: usize>(
 
 /// Adds `by` to the integer at `key` (0 if missing), keeping its TTL (Redis'
 /// `incrDecrCommand`).
-fn incr_by<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    key: &[u8],
-    by: i64,
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+fn incr_by(ctx: &mut Context<'_, '_>, key: &[u8], by: i64, out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
     let current = match ctx.store.get(key, now) {
         None => 0,
@@ -262,26 +241,18 @@ fn incr_by<const K: usize, const B: usize>(
 }
 
 /// `INCR key`.
-pub(crate) fn incr<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn incr(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     incr_by(ctx, argv[1], 1, out)
 }
 
 /// `DECR key`.
-pub(crate) fn decr<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn decr(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     incr_by(ctx, argv[1], -1, out)
 }
 
 /// `INCRBY key increment`.
-pub(crate) fn incrby<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn incrby(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -292,8 +263,8 @@ pub(crate) fn incrby<const K: usize, const B: usize>(
 }
 
 /// `DECRBY key decrement`.
-pub(crate) fn decrby<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn decrby(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -312,11 +283,7 @@ const TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-
 
 /// `MGET key …`: each value, or nil.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn mget<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn mget(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
     out.array_header(argv.len() - 1)?;
     for key in &argv[1..] {
@@ -330,8 +297,8 @@ pub(crate) fn mget<const K: usize, const B: usize>(
 /// up on the way is refused at that pair (Redis refuses the whole command beforehand when
 /// over `maxmemory`).
 #[cfg(feature = "extended-commands")]
-fn set_pairs<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn set_pairs(
+    ctx: &mut Context<'_, '_>,
     pairs: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Result<(), Reply> {
@@ -351,11 +318,7 @@ fn set_pairs<const K: usize, const B: usize>(
 
 /// `MSET key value …`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn mset<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn mset(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     if argv.len() % 2 == 0 {
         return super::wrong_arity(out, "mset");
     }
@@ -367,8 +330,8 @@ pub(crate) fn mset<const K: usize, const B: usize>(
 
 /// `MSETNX key value …`: all or none, none if any key exists.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn msetnx<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn msetnx(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -391,11 +354,7 @@ pub(crate) fn msetnx<const K: usize, const B: usize>(
 
 /// `SETNX key value`: 1 if set, 0 if the key exists.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn setnx<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn setnx(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
     if ctx.store.contains(argv[1], now) {
         return integer(out, 0);
@@ -408,8 +367,8 @@ pub(crate) fn setnx<const K: usize, const B: usize>(
 
 /// `GETSET key value`: `SET key value GET`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn getset<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn getset(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -422,8 +381,8 @@ pub(crate) fn getset<const K: usize, const B: usize>(
 
 /// `STRLEN key`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn strlen<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn strlen(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -435,8 +394,8 @@ pub(crate) fn strlen<const K: usize, const B: usize>(
 /// the old value (empty if none) at its start and returns the new length. The new value is
 /// stored with the old TTL; `Ok(len)` is its length.
 #[cfg(feature = "extended-commands")]
-fn rewrite<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+fn rewrite(
+    ctx: &mut Context<'_, '_>,
     key: &[u8],
     new_len: usize,
     out: &mut ReplyWriter<'_>,
@@ -459,8 +418,8 @@ fn rewrite<const K: usize, const B: usize>(
 
 /// `APPEND key value`: the new length.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn append<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn append(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -478,8 +437,8 @@ pub(crate) fn append<const K: usize, const B: usize>(
 /// `SETRANGE key offset value`: overwrites from `offset`, padding with zero bytes; the new
 /// length.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn setrange<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn setrange(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -511,8 +470,8 @@ pub(crate) fn setrange<const K: usize, const B: usize>(
 /// `GETRANGE key start end` (and `SUBSTR`): the bytes from `start` to `end` inclusive,
 /// negative positions counting from the end, as Redis' `getrangeCommand`.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn getrange<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn getrange(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -540,8 +499,8 @@ pub(crate) fn getrange<const K: usize, const B: usize>(
 /// `INCRBYFLOAT key increment`: the sum, computed exactly and stored as Redis prints it (see
 /// `float.rs`), keeping the TTL.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn incrbyfloat<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
+pub(crate) fn incrbyfloat(
+    ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
@@ -577,11 +536,7 @@ const LCS_MAX: usize = 256;
 /// live in the reply buffer's spare room; strings too long for it, or both longer than 256
 /// bytes, are refused with Redis' text for a table over its limit.
 #[cfg(feature = "extended-commands")]
-pub(crate) fn lcs<const K: usize, const B: usize>(
-    ctx: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let (mut len_only, mut idx, mut with_len, mut min_len) = (false, false, false, 0u64);
     let mut i = 3;
     while i < argv.len() {

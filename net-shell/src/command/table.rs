@@ -13,8 +13,7 @@ use super::{config, keys, server, strings, After, Context, Reply, ReplyWriter, W
 
 /// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
 /// arity is already checked.
-pub(crate) type Handler<const K: usize, const B: usize> =
-    fn(&mut Context<'_, K, B>, &[&[u8]], &mut ReplyWriter<'_>) -> Reply;
+pub(crate) type Handler = fn(&mut Context<'_, '_>, &[&[u8]], &mut ReplyWriter<'_>) -> Reply;
 
 /// Command flags: those of Redis' flags that commands here carry, in the order `COMMAND INFO`
 /// lists them (Redis' `addReplyCommandFlags`).
@@ -232,7 +231,7 @@ impl Group {
 }
 
 /// One row of the table.
-pub(crate) struct Command<const K: usize, const B: usize> {
+pub(crate) struct Command {
     /// The full name in lower case: `get`, or `config|get` for a subcommand.
     pub(crate) name: &'static str,
     /// Words with the name (and subcommand): exactly this many if positive, at least `-arity`
@@ -251,19 +250,19 @@ pub(crate) struct Command<const K: usize, const B: usize> {
     /// Redis 7 key specs (kept with the `command-docs` feature).
     #[cfg(feature = "command-docs")]
     specs: &'static [KeySpec],
-    subcommands: &'static [Command<K, B>],
-    pub(crate) handler: Handler<K, B>,
+    subcommands: &'static [Command],
+    pub(crate) handler: Handler,
 }
 
 /// A row with no keys, tips or subcommands.
-const fn row<const K: usize, const B: usize>(
+const fn row(
     name: &'static str,
     arity: i8,
     flags: Flags,
     acl: Acl,
     group: Group,
-    handler: Handler<K, B>,
-) -> Command<K, B> {
+    handler: Handler,
+) -> Command {
     Command {
         name,
         arity,
@@ -280,7 +279,7 @@ const fn row<const K: usize, const B: usize>(
     }
 }
 
-impl<const K: usize, const B: usize> Command<K, B> {
+impl Command {
     const fn keys(mut self, first: i8, last: i8, step: i8) -> Self {
         self.keys = [first, last, step];
         self
@@ -349,174 +348,172 @@ const KEY_2_RO: &[KeySpec] = &[KeySpec::new(KF::RO, 2, 0, 1)];
 const KEY_RW_ACCESS_DELETE: &[KeySpec] =
     &[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1)];
 
-/// The table. An associated constant, because the handlers are generic over the store's
-/// capacities; each build has one store type, so one table.
-pub(crate) struct Table<const K: usize, const B: usize>;
-
+/// The table: every command, in the order `COMMAND` lists them.
 // One row per line, as a table reads.
 #[rustfmt::skip]
-impl<const K: usize, const B: usize> Table<K, B> {
-    /// Every command, in the order `COMMAND` lists them.
-    pub(crate) const ROWS: &'static [Command<K, B>] = &[
-        // Strings.
-        row("get", 2, READ_FAST, A::STRING, G::String, strings::get).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        row("set", -3, WRITE_DENYOOM, A::STRING, G::String, strings::set).keys(1, 1, 1)
-            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE).or(KF::VARIABLE_FLAGS), 1, 0, 1)
-                .notes("RW and ACCESS due to the optional `GET` argument")]),
-        row("setex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
-        row("psetex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::psetex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
-        row("getdel", 2, WRITE_FAST, A::STRING, G::String, strings::getdel).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
-        row("getex", -2, WRITE_FAST, A::STRING, G::String, strings::getex).keys(1, 1, 1)
-            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)
-                .notes("RW and UPDATE because it changes the TTL")]),
-        row("incr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        row("decr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        row("incrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        row("decrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("mget", -2, READ_FAST, A::STRING, G::String, strings::mget).keys(1, -1, 1).tips(&["request_policy:multi_shard"])
-            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, -1, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("mset", -3, WRITE_DENYOOM, A::STRING, G::String, strings::mset).keys(1, -1, 2)
-            .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
-            .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 1, -1, 2)]),
-        #[cfg(feature = "extended-commands")]
-        row("msetnx", -3, WRITE_DENYOOM, A::STRING, G::String, strings::msetnx).keys(1, -1, 2)
-            .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
-            .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, -1, 2)]),
-        #[cfg(feature = "extended-commands")]
-        row("setnx", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::setnx).keys(1, 1, 1)
-            .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, 0, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("getset", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::getset).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("strlen", 2, READ_FAST, A::STRING, G::String, strings::strlen).keys(1, 1, 1).specs(KEY_RO),
-        #[cfg(feature = "extended-commands")]
-        row("append", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::append).keys(1, 1, 1)
-            .specs(&[KeySpec::new(KF::RW.or(KF::INSERT), 1, 0, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("setrange", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setrange).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("getrange", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        #[cfg(feature = "extended-commands")]
-        row("incrbyfloat", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("lcs", -3, F::READONLY, A::STRING, G::String, strings::lcs).keys(1, 2, 1)
-            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 1, 1)]),
-        // Bitmaps.
-        #[cfg(feature = "extended-commands")]
-        row("setbit", 4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::setbit).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("getbit", 3, READ_FAST, A::BITMAP, G::Bitmap, bits::getbit).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        #[cfg(feature = "extended-commands")]
-        row("bitcount", -2, F::READONLY, A::BITMAP, G::Bitmap, bits::bitcount).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        #[cfg(feature = "extended-commands")]
-        row("bitpos", -3, F::READONLY, A::BITMAP, G::Bitmap, bits::bitpos).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        #[cfg(feature = "extended-commands")]
-        row("bitop", -4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::bitop).keys(2, -1, 1)
-            .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1), KeySpec::new(KF::RO.or(KF::ACCESS), 3, -1, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("substr", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        // Keys.
-        row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
-            .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
-        row("unlink", -2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
-            .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
-        row("exists", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::exists).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
-            .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
-        row("expire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        row("pexpire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        row("expireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        row("pexpireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        row("ttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::ttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
-        row("pttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
-        row("expiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::expiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        row("pexpiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
-        row("persist", 2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::persist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
-        #[cfg(feature = "extended-commands")]
-        row("type", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::type_of).keys(1, 1, 1).specs(KEY_RO),
-        #[cfg(feature = "extended-commands")]
-        row("rename", 3, F::WRITE, A::KEYSPACE, G::Generic, keys::rename).keys(1, 2, 1)
-            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("renamenx", 3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::renamenx).keys(1, 2, 1)
-            .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::INSERT), 2, 0, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("copy", -3, WRITE_DENYOOM, A::KEYSPACE, G::Generic, keys::copy).keys(1, 2, 1)
-            .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("touch", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::touch).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
-            .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
-        #[cfg(feature = "extended-commands")]
-        row("keys", 2, F::READONLY, A::KEYSPACE.or(A::DANGEROUS), G::Generic, keys::keys)
-            .tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
-        #[cfg(feature = "extended-commands")]
-        row("scan", -2, F::READONLY, A::KEYSPACE, G::Generic, keys::scan).tips(&["nondeterministic_output", "request_policy:special"]),
-        #[cfg(feature = "extended-commands")]
-        row("randomkey", 1, F::READONLY, A::KEYSPACE, G::Generic, keys::randomkey)
-            .tips(&["request_policy:all_shards", "nondeterministic_output"]),
-        #[cfg(feature = "extended-commands")]
-        row("object", -2, F::NONE, A::NONE, G::Generic, container).subcommands(Self::OBJECT),
-        // Server.
-        row("dbsize", 1, READ_FAST, A::KEYSPACE, G::Server, server::dbsize).tips(ALL_SHARDS_SUM),
-        row("flushall", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
-        row("flushdb", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
-        row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
-            .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
-        row("config", -2, F::NONE, A::NONE, G::Server, container).subcommands(Self::CONFIG),
-        row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
-            .subcommands(Self::COMMAND),
-        // Connection.
-        row("select", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::select),
-        row("client", -2, F::NONE, A::NONE, G::Connection, container).subcommands(Self::CLIENT),
-        row("auth", -2, NO_AUTH, A::CONNECTION, G::Connection, server::auth),
-        row("hello", -1, NO_AUTH, A::CONNECTION, G::Connection, server::hello),
-        row("ping", -1, F::FAST, A::CONNECTION, G::Connection, server::ping).tips(ALL_SHARDS_SUCCEEDED),
-        row("echo", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::echo),
-        row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
-        row("time", 1, LOADING_STALE.or(F::FAST), A::NONE, G::Server, server::time).tips(NONDETERMINISTIC),
-    ];
-
+pub(crate) static ROWS: &[Command] = &[
+    // Strings.
+    row("get", 2, READ_FAST, A::STRING, G::String, strings::get).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    row("set", -3, WRITE_DENYOOM, A::STRING, G::String, strings::set).keys(1, 1, 1)
+        .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE).or(KF::VARIABLE_FLAGS), 1, 0, 1)
+            .notes("RW and ACCESS due to the optional `GET` argument")]),
+    row("setex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
+    row("psetex", 4, WRITE_DENYOOM, A::STRING, G::String, strings::psetex).keys(1, 1, 1).specs(KEY_OW_UPDATE),
+    row("getdel", 2, WRITE_FAST, A::STRING, G::String, strings::getdel).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
+    row("getex", -2, WRITE_FAST, A::STRING, G::String, strings::getex).keys(1, 1, 1)
+        .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::UPDATE), 1, 0, 1)
+            .notes("RW and UPDATE because it changes the TTL")]),
+    row("incr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    row("decr", 2, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decr).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    row("incrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    row("decrby", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::decrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
     #[cfg(feature = "extended-commands")]
-    const OBJECT: &'static [Command<K, B>] = &[
-        #[cfg(feature = "command-docs")]
-        row("object|help", 2, LOADING_STALE, A::KEYSPACE, G::Generic, help),
-        row("object|idletime", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
-        row("object|freq", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
-        row("object|encoding", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
-        row("object|refcount", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
-    ];
+    row("mget", -2, READ_FAST, A::STRING, G::String, strings::mget).keys(1, -1, 1).tips(&["request_policy:multi_shard"])
+        .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, -1, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("mset", -3, WRITE_DENYOOM, A::STRING, G::String, strings::mset).keys(1, -1, 2)
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+        .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 1, -1, 2)]),
+    #[cfg(feature = "extended-commands")]
+    row("msetnx", -3, WRITE_DENYOOM, A::STRING, G::String, strings::msetnx).keys(1, -1, 2)
+        .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+        .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, -1, 2)]),
+    #[cfg(feature = "extended-commands")]
+    row("setnx", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::setnx).keys(1, 1, 1)
+        .specs(&[KeySpec::new(KF::OW.or(KF::INSERT), 1, 0, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("getset", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::getset).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    #[cfg(feature = "extended-commands")]
+    row("strlen", 2, READ_FAST, A::STRING, G::String, strings::strlen).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "extended-commands")]
+    row("append", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::append).keys(1, 1, 1)
+        .specs(&[KeySpec::new(KF::RW.or(KF::INSERT), 1, 0, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("setrange", 4, WRITE_DENYOOM, A::STRING, G::String, strings::setrange).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "extended-commands")]
+    row("getrange", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "extended-commands")]
+    row("incrbyfloat", 3, WRITE_DENYOOM_FAST, A::STRING, G::String, strings::incrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    #[cfg(feature = "extended-commands")]
+    row("lcs", -3, F::READONLY, A::STRING, G::String, strings::lcs).keys(1, 2, 1)
+        .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 1, 1)]),
+    // Bitmaps.
+    #[cfg(feature = "extended-commands")]
+    row("setbit", 4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::setbit).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    #[cfg(feature = "extended-commands")]
+    row("getbit", 3, READ_FAST, A::BITMAP, G::Bitmap, bits::getbit).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "extended-commands")]
+    row("bitcount", -2, F::READONLY, A::BITMAP, G::Bitmap, bits::bitcount).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "extended-commands")]
+    row("bitpos", -3, F::READONLY, A::BITMAP, G::Bitmap, bits::bitpos).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "extended-commands")]
+    row("bitop", -4, WRITE_DENYOOM, A::BITMAP, G::Bitmap, bits::bitop).keys(2, -1, 1)
+        .specs(&[KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1), KeySpec::new(KF::RO.or(KF::ACCESS), 3, -1, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("substr", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    // Keys.
+    row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
+    row("unlink", -2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RM.or(KF::DELETE), 1, -1, 1)]),
+    row("exists", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::exists).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+    row("expire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    row("pexpire", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    row("expireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::expireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    row("pexpireat", -3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::pexpireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    row("ttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::ttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    row("pttl", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    row("expiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::expiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    row("pexpiretime", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::pexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    row("persist", 2, WRITE_FAST, A::KEYSPACE, G::Generic, keys::persist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "extended-commands")]
+    row("type", 2, READ_FAST, A::KEYSPACE, G::Generic, keys::type_of).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "extended-commands")]
+    row("rename", 3, F::WRITE, A::KEYSPACE, G::Generic, keys::rename).keys(1, 2, 1)
+        .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("renamenx", 3, WRITE_FAST, A::KEYSPACE, G::Generic, keys::renamenx).keys(1, 2, 1)
+        .specs(&[KeySpec::new(KF::RW.or(KF::ACCESS).or(KF::DELETE), 1, 0, 1), KeySpec::new(KF::OW.or(KF::INSERT), 2, 0, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("copy", -3, WRITE_DENYOOM, A::KEYSPACE, G::Generic, keys::copy).keys(1, 2, 1)
+        .specs(&[KeySpec::new(KF::RO.or(KF::ACCESS), 1, 0, 1), KeySpec::new(KF::OW.or(KF::UPDATE), 2, 0, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("touch", -2, READ_FAST, A::KEYSPACE, G::Generic, keys::touch).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
+        .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+    #[cfg(feature = "extended-commands")]
+    row("keys", 2, F::READONLY, A::KEYSPACE.or(A::DANGEROUS), G::Generic, keys::keys)
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"]),
+    #[cfg(feature = "extended-commands")]
+    row("scan", -2, F::READONLY, A::KEYSPACE, G::Generic, keys::scan).tips(&["nondeterministic_output", "request_policy:special"]),
+    #[cfg(feature = "extended-commands")]
+    row("randomkey", 1, F::READONLY, A::KEYSPACE, G::Generic, keys::randomkey)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"]),
+    #[cfg(feature = "extended-commands")]
+    row("object", -2, F::NONE, A::NONE, G::Generic, container).subcommands(OBJECT),
+    // Server.
+    row("dbsize", 1, READ_FAST, A::KEYSPACE, G::Server, server::dbsize).tips(ALL_SHARDS_SUM),
+    row("flushall", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
+    row("flushdb", -1, F::WRITE, A::KEYSPACE.or(A::DANGEROUS), G::Server, server::flush).tips(ALL_SHARDS_SUCCEEDED),
+    row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
+        .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    row("config", -2, F::NONE, A::NONE, G::Server, container).subcommands(CONFIG),
+    row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
+        .subcommands(COMMAND),
+    // Connection.
+    row("select", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::select),
+    row("client", -2, F::NONE, A::NONE, G::Connection, container).subcommands(CLIENT),
+    row("auth", -2, NO_AUTH, A::CONNECTION, G::Connection, server::auth),
+    row("hello", -1, NO_AUTH, A::CONNECTION, G::Connection, server::hello),
+    row("ping", -1, F::FAST, A::CONNECTION, G::Connection, server::ping).tips(ALL_SHARDS_SUCCEEDED),
+    row("echo", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::echo),
+    row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
+    row("time", 1, LOADING_STALE.or(F::FAST), A::NONE, G::Server, server::time).tips(NONDETERMINISTIC),
+];
 
-    const CONFIG: &'static [Command<K, B>] = &[
-        #[cfg(feature = "command-docs")]
-        row("config|help", 2, LOADING_STALE, A::NONE, G::Server, help),
-        row("config|rewrite", 2, ADMIN_CONFIG, A::NONE, G::Server, config::rewrite),
-        row("config|resetstat", 2, ADMIN_CONFIG, A::NONE, G::Server, config::resetstat),
-        row("config|get", -3, ADMIN_CONFIG, A::NONE, G::Server, config::get),
-        row("config|set", -4, ADMIN_CONFIG, A::NONE, G::Server, config::set)
-            .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
-    ];
+#[cfg(feature = "extended-commands")]
+#[rustfmt::skip]
+static OBJECT: &[Command] = &[
+    #[cfg(feature = "command-docs")]
+    row("object|help", 2, LOADING_STALE, A::KEYSPACE, G::Generic, help),
+    row("object|idletime", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+    row("object|freq", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+    row("object|encoding", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+    row("object|refcount", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+];
 
-    const COMMAND: &'static [Command<K, B>] = &[
-        #[cfg(feature = "command-docs")]
-        row("command|list", -2, LOADING_STALE, A::CONNECTION, G::Server, command_list_names).tips(NONDETERMINISTIC_ORDER),
-        row("command|info", -2, LOADING_STALE, A::CONNECTION, G::Server, command_info).tips(NONDETERMINISTIC_ORDER),
-        row("command|count", 2, LOADING_STALE, A::CONNECTION, G::Server, command_count),
-        #[cfg(feature = "command-docs")]
-        row("command|help", 2, LOADING_STALE, A::CONNECTION, G::Server, help),
-        row("command|docs", -2, LOADING_STALE, A::CONNECTION, G::Server, command_docs).tips(NONDETERMINISTIC_ORDER),
-    ];
+#[rustfmt::skip]
+static CONFIG: &[Command] = &[
+    #[cfg(feature = "command-docs")]
+    row("config|help", 2, LOADING_STALE, A::NONE, G::Server, help),
+    row("config|rewrite", 2, ADMIN_CONFIG, A::NONE, G::Server, config::rewrite),
+    row("config|resetstat", 2, ADMIN_CONFIG, A::NONE, G::Server, config::resetstat),
+    row("config|get", -3, ADMIN_CONFIG, A::NONE, G::Server, config::get),
+    row("config|set", -4, ADMIN_CONFIG, A::NONE, G::Server, config::set)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+];
 
-    const CLIENT: &'static [Command<K, B>] = &[
-        row("client|setname", 3, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setname),
-        row("client|getname", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_getname),
-        #[cfg(feature = "command-docs")]
-        row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
-        row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
-        // Redis 7.2's: client libraries send it on connecting.
-        row("client|setinfo", -4, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setinfo),
-    ];
-}
+#[rustfmt::skip]
+static COMMAND: &[Command] = &[
+    #[cfg(feature = "command-docs")]
+    row("command|list", -2, LOADING_STALE, A::CONNECTION, G::Server, command_list_names).tips(NONDETERMINISTIC_ORDER),
+    row("command|info", -2, LOADING_STALE, A::CONNECTION, G::Server, command_info).tips(NONDETERMINISTIC_ORDER),
+    row("command|count", 2, LOADING_STALE, A::CONNECTION, G::Server, command_count),
+    #[cfg(feature = "command-docs")]
+    row("command|help", 2, LOADING_STALE, A::CONNECTION, G::Server, help),
+    row("command|docs", -2, LOADING_STALE, A::CONNECTION, G::Server, command_docs).tips(NONDETERMINISTIC_ORDER),
+];
+
+#[rustfmt::skip]
+static CLIENT: &[Command] = &[
+    row("client|setname", 3, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setname),
+    row("client|getname", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_getname),
+    #[cfg(feature = "command-docs")]
+    row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
+    row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
+    // Redis 7.2's: client libraries send it on connecting.
+    row("client|setinfo", -4, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setinfo),
+];
 
 const READ_FAST: Flags = F::READONLY.or(F::FAST);
 const WRITE_FAST: Flags = F::WRITE.or(F::FAST);
@@ -565,11 +562,9 @@ pub(crate) enum Unknown {
 
 /// The row for `argv`: the command, or its subcommand when it has subcommands and `argv` names
 /// one (a container alone, as `CONFIG`, is its own row, whose arity then refuses it).
-pub(crate) fn lookup<const K: usize, const B: usize>(
-    argv: &[&[u8]],
-) -> Result<&'static Command<K, B>, Unknown> {
+pub(crate) fn lookup(argv: &[&[u8]]) -> Result<&'static Command, Unknown> {
     let name = argv.first().copied().unwrap_or_default();
-    let command = find(Table::<K, B>::ROWS, name).ok_or(Unknown::Command)?;
+    let command = find(ROWS, name).ok_or(Unknown::Command)?;
     match argv.get(1) {
         Some(sub) if !command.subcommands.is_empty() => {
             find(command.subcommands, sub).ok_or(Unknown::Subcommand)
@@ -578,10 +573,7 @@ pub(crate) fn lookup<const K: usize, const B: usize>(
     }
 }
 
-fn find<'t, const K: usize, const B: usize>(
-    rows: &'t [Command<K, B>],
-    name: &[u8],
-) -> Option<&'t Command<K, B>> {
+fn find<'t>(rows: &'t [Command], name: &[u8]) -> Option<&'t Command> {
     rows.iter()
         .find(|row| row.short_name().as_bytes().eq_ignore_ascii_case(name))
 }
@@ -630,10 +622,10 @@ impl Continuation {
     }
 
     /// The commands `names` name (full names, as `config|get`).
-    fn named<const K: usize, const B: usize>(listing: Listing, names: &[&[u8]]) -> Self {
+    fn named(listing: Listing, names: &[&[u8]]) -> Self {
         let mut more = Self::all(listing);
         for name in names.iter().take(MAX_NAMES) {
-            let id = id_of::<K, B>(name);
+            let id = id_of(name);
             // DOCS leaves unknown names out; INFO answers nil for them.
             if id != UNKNOWN || listing == Listing::Info {
                 more.named[usize::from(more.count)] = id;
@@ -644,37 +636,34 @@ impl Continuation {
     }
 
     /// How many entries the listing has.
-    fn len<const K: usize, const B: usize>(&self) -> usize {
+    fn len(&self) -> usize {
         match self.count {
-            0 => Table::<K, B>::ROWS.len(),
+            0 => ROWS.len(),
             named => usize::from(named),
         }
     }
 
     /// Writes the header and as many entries as fit.
-    fn start<const K: usize, const B: usize>(self, out: &mut ReplyWriter<'_>) -> Reply {
+    fn start(self, out: &mut ReplyWriter<'_>) -> Reply {
         let entries = match self.listing {
             #[cfg(feature = "command-docs")]
-            Listing::Names => Table::<K, B>::ROWS
-                .iter()
-                .map(|c| 1 + c.subcommands.len())
-                .sum(),
-            Listing::Docs => self.len::<K, B>() * 2,
-            Listing::Info => self.len::<K, B>(),
+            Listing::Names => ROWS.iter().map(|c| 1 + c.subcommands.len()).sum(),
+            Listing::Docs => self.len() * 2,
+            Listing::Info => self.len(),
         };
         out.array_header(entries)?;
-        self.write::<K, B>(out)
+        self.write(out)
     }
 
     /// Writes entries from `next` while they fit; the rest waits for [`resume`].
-    fn write<const K: usize, const B: usize>(mut self, out: &mut ReplyWriter<'_>) -> Reply {
+    fn write(mut self, out: &mut ReplyWriter<'_>) -> Reply {
         let first = self.next;
-        while usize::from(self.next) < self.len::<K, B>() {
+        while usize::from(self.next) < self.len() {
             let at = usize::from(self.next);
             let command = if self.count > 0 {
-                by_id::<K, B>(self.named[at])
+                by_id(self.named[at])
             } else {
-                Table::<K, B>::ROWS.get(at)
+                ROWS.get(at)
             };
             let mark = out.len();
             let written = match (self.listing, command) {
@@ -699,9 +688,9 @@ impl Continuation {
 }
 
 /// A command's id: its place in the table, each command followed by its subcommands.
-fn id_of<const K: usize, const B: usize>(name: &[u8]) -> u8 {
+fn id_of(name: &[u8]) -> u8 {
     let mut id = 0;
-    for command in Table::<K, B>::ROWS {
+    for command in ROWS {
         for row in core::iter::once(command).chain(command.subcommands) {
             if row.name.as_bytes().eq_ignore_ascii_case(name) {
                 return id;
@@ -713,103 +702,71 @@ fn id_of<const K: usize, const B: usize>(name: &[u8]) -> u8 {
 }
 
 /// The command with this id (see [`id_of`]).
-fn by_id<const K: usize, const B: usize>(id: u8) -> Option<&'static Command<K, B>> {
-    Table::<K, B>::ROWS
-        .iter()
+fn by_id(id: u8) -> Option<&'static Command> {
+    ROWS.iter()
         .flat_map(|command| core::iter::once(command).chain(command.subcommands))
         .nth(usize::from(id))
         .filter(|_| id != UNKNOWN)
 }
 
 /// Goes on with a listing.
-pub(crate) fn resume<const K: usize, const B: usize>(
-    more: Continuation,
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    more.write::<K, B>(out)
+pub(crate) fn resume(more: Continuation, out: &mut ReplyWriter<'_>) -> Reply {
+    more.write(out)
 }
 
 /// `COMMAND`: every command's details.
-fn command_list<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    Continuation::all(Listing::Info).start::<K, B>(out)
+fn command_list(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    Continuation::all(Listing::Info).start(out)
 }
 
 /// `COMMAND COUNT`: the table's rows.
-fn command_count<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    super::integer(out, Table::<K, B>::ROWS.len() as i64)
+fn command_count(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    super::integer(out, ROWS.len() as i64)
 }
 
 /// `COMMAND LIST`: every name, with subcommands (`config|get`). Redis' `FILTERBY` is not
 /// taken.
 #[cfg(feature = "command-docs")]
-fn command_list_names<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+fn command_list_names(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     if argv.len() > 2 {
         return super::error(out, super::SYNTAX);
     }
-    Continuation::all(Listing::Names).start::<K, B>(out)
+    Continuation::all(Listing::Names).start(out)
 }
 
 /// `COMMAND INFO [name …]`: the named commands' details (nil for unknown names), or every
 /// command's.
-fn command_info<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+fn command_info(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     match &argv[2..] {
-        [] => Continuation::all(Listing::Info).start::<K, B>(out),
-        names => Continuation::named::<K, B>(Listing::Info, names).start::<K, B>(out),
+        [] => Continuation::all(Listing::Info).start(out),
+        names => Continuation::named(Listing::Info, names).start(out),
     }
 }
 
 /// `COMMAND DOCS [name …]`: a map of the named (known) commands to their documentation, or
 /// every command's.
-fn command_docs<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
+fn command_docs(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let listing = match &argv[2..] {
         [] => Continuation::all(Listing::Docs),
-        names => Continuation::named::<K, B>(Listing::Docs, names),
+        names => Continuation::named(Listing::Docs, names),
     };
     if listing.count == 0 && argv.len() > 2 {
         out.array_header(0)?;
         return Ok(After::Continue);
     }
-    listing.start::<K, B>(out)
+    listing.start(out)
 }
 
 /// The handler of a command with subcommands and arity -2, which its arity never lets run:
 /// with a word after it, a subcommand runs (or the client hears it is unknown).
-fn container<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    _: &[&[u8]],
-    _: &mut ReplyWriter<'_>,
-) -> Reply {
+fn container(_: &mut Context<'_, '_>, _: &[&[u8]], _: &mut ReplyWriter<'_>) -> Reply {
     Ok(After::Continue)
 }
 
 /// `<COMMAND> HELP`: the subcommands, from the table (with the `command-docs` feature).
 #[cfg(feature = "command-docs")]
-fn help<const K: usize, const B: usize>(
-    _: &mut Context<'_, K, B>,
-    argv: &[&[u8]],
-    out: &mut ReplyWriter<'_>,
-) -> Reply {
-    let Ok(command) = lookup::<K, B>(&argv[..1]) else {
+fn help(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let Ok(command) = lookup(&argv[..1]) else {
         return Ok(After::Continue);
     };
     out.array_header(1 + command.subcommands.len())?;
@@ -845,10 +802,7 @@ fn write_bit_names(bits: u32, names: &[&str], out: &mut ReplyWriter<'_>) -> Resu
 }
 
 /// One command's `COMMAND INFO` entry, as Redis 7's `addReplyCommandInfo`.
-fn write_info<const K: usize, const B: usize>(
-    command: &Command<K, B>,
-    out: &mut ReplyWriter<'_>,
-) -> Result<(), WriteFull> {
+fn write_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
     out.array_header(10)?;
     out.bulk(command.name.as_bytes())?;
     out.integer(i64::from(command.arity))?;
@@ -877,10 +831,7 @@ fn write_info<const K: usize, const B: usize>(
 
 /// A command's tips and key specs, as Redis 7's `addReplyCommandInfo` lists them.
 #[cfg(feature = "command-docs")]
-fn write_docs_info<const K: usize, const B: usize>(
-    command: &Command<K, B>,
-    out: &mut ReplyWriter<'_>,
-) -> Result<(), WriteFull> {
+fn write_docs_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
     out.array_header(command.tips.len())?;
     for tip in command.tips {
         out.bulk(tip.as_bytes())?;
@@ -921,10 +872,7 @@ fn write_docs_info<const K: usize, const B: usize>(
 
 /// One command's `COMMAND DOCS` entry: its name and a map of what this server documents (the
 /// group; summaries and argument lists are not kept, to save flash).
-fn write_docs<const K: usize, const B: usize>(
-    command: &Command<K, B>,
-    out: &mut ReplyWriter<'_>,
-) -> Result<(), WriteFull> {
+fn write_docs(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
     out.bulk(command.name.as_bytes())?;
     let subs = !command.subcommands.is_empty();
     out.array_header(if subs { 4 } else { 2 })?;
@@ -942,10 +890,7 @@ fn write_docs<const K: usize, const B: usize>(
 
 /// A command's name and its subcommands' (`COMMAND LIST`).
 #[cfg(feature = "command-docs")]
-fn write_names<const K: usize, const B: usize>(
-    command: &Command<K, B>,
-    out: &mut ReplyWriter<'_>,
-) -> Result<(), WriteFull> {
+fn write_names(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
     out.bulk(command.name.as_bytes())?;
     for sub in command.subcommands {
         out.bulk(sub.name.as_bytes())?;
@@ -957,11 +902,9 @@ fn write_names<const K: usize, const B: usize>(
 mod tests {
     use super::*;
 
-    type Rows = Table<4, 256>;
-
     #[test]
     fn names_are_unique_lowercase_and_subcommands_prefixed() {
-        let rows = Rows::ROWS;
+        let rows = ROWS;
         for (i, row) in rows.iter().enumerate() {
             assert_eq!(row.name, row.name.to_ascii_lowercase());
             assert!(!row.name.contains('|'), "{}", row.name);
@@ -978,18 +921,18 @@ mod tests {
 
     #[test]
     fn arity_follows_redis_sign_convention() {
-        let get = by_id::<4, 256>(id_of::<4, 256>(b"get")).unwrap();
+        let get = by_id(id_of(b"get")).unwrap();
         assert!(!get.arity_allows(1) && get.arity_allows(2) && !get.arity_allows(3));
-        let set = by_id::<4, 256>(id_of::<4, 256>(b"set")).unwrap();
+        let set = by_id(id_of(b"set")).unwrap();
         assert!(!set.arity_allows(2) && set.arity_allows(3) && set.arity_allows(9));
     }
 
     #[test]
     fn implicit_acl_categories_follow_flags() {
-        let get = by_id::<4, 256>(id_of::<4, 256>(b"get")).unwrap();
+        let get = by_id(id_of(b"get")).unwrap();
         let acl = get.acl.with_implicit(get.flags);
         assert_eq!(acl.0, Categories::READ | (1 << 7) | Categories::FAST);
-        let info = by_id::<4, 256>(id_of::<4, 256>(b"config|get")).unwrap();
+        let info = by_id(id_of(b"config|get")).unwrap();
         let acl = info.acl.with_implicit(info.flags);
         assert_eq!(
             acl.0,

@@ -17,7 +17,7 @@ pub(super) struct DhcpState {
     pub(super) on_fallback: bool,
 }
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     pub(super) fn poll_dhcp(&mut self, now: Tick) {
         let Some(mut dhcp) = self.dhcp else {
             return;

@@ -47,7 +47,7 @@ impl Endpoint {
     }
 }
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     /// The slot whose client is `endpoint`, if any.
     pub(super) fn slot_of(&self, endpoint: Endpoint) -> Option<usize> {
         let mut at = self

@@ -6,11 +6,11 @@ use timer_core::{Tick, TimerQueue};
 use super::timer_policy::{self, Timeout};
 use super::Server;
 use crate::auth;
-use crate::connection::Phase;
+use crate::connection::{Connection, Phase};
 
 const REFUSAL: &[u8] = b"-ERR max number of clients reached\r\n";
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     /// Moves one connection forward: accept, read, execute, reply, arm timers, recycle.
     pub(super) fn service(&mut self, index: usize, now: Tick) {
         let handle = self.conns[index].socket;
@@ -66,8 +66,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         // `connected_clients`): a client closed for a protocol error or a timeout must not lock
         // out the next one while its FIN drains.
         let served = self.stats.connected_clients as usize;
-        if served >= CONNS - 1 || self.shutting_down {
-            info!("refused a client: all {} client slots are busy", CONNS - 1);
+        let max_clients = self.settings.capacity.max_clients;
+        if served >= max_clients || self.shutting_down {
+            info!("refused a client: maxclients ({}) reached", max_clients);
             self.stats.rejected_connections += 1;
             let handle = self.conns[index].socket;
             let _ = self
@@ -146,6 +147,9 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         conn.counted = false;
         conn.phase = Phase::Listening;
         conn.reset(0);
-        let _ = self.recycled.push(index as u16);
+        if !core::mem::replace(&mut self.conns[index].recycled, true) {
+            self.recycled
+                .push(&mut self.conns, index, Connection::recycled_link);
+        }
     }
 }

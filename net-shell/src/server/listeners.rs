@@ -25,9 +25,9 @@ use timer_core::{Tick, TimerQueue};
 
 use super::timer_policy::{self, Timeout};
 use super::Server;
-use crate::connection::Phase;
+use crate::connection::{Connection, Phase};
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     /// Times half-open handshakes and counts the sockets still listening; called after every
     /// SYN. Every new SYN-RECEIVED socket gets a handshake timer (on the `Handshake` list, in
     /// arrival order) and its peer is indexed, so that the final ACK finds the slot.
@@ -146,8 +146,11 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         if self.shutting_down {
             return;
         }
-        for index in core::mem::take(&mut self.recycled) {
-            let index = usize::from(index);
+        while let Some(index) = self
+            .recycled
+            .pop(&mut self.conns, Connection::recycled_link)
+        {
+            self.conns[index].recycled = false;
             let conn = &self.conns[index];
             let socket = self.sockets.get::<tcp::Socket>(conn.socket);
             if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {

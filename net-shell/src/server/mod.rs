@@ -18,28 +18,30 @@ mod dhcp;
 pub(crate) mod endpoints;
 mod lifecycle;
 mod listeners;
+mod memory;
 mod serve;
 mod setup;
 pub(crate) mod timer_policy;
 mod timers;
 
-use smoltcp::iface::{
-    Config as IfaceConfig, Interface, PollIngressSingleResult, SocketSet, SocketStorage,
-};
+use smoltcp::iface::{Config as IfaceConfig, Interface, PollIngressSingleResult, SocketSet};
 use smoltcp::phy::Device;
 use smoltcp::socket::{dhcpv4, tcp};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
-use timer_core::{Tick, TimeoutList, TimeoutLists, TimerQueue};
+use timer_core::{Tick, TimeoutListsOn, TimeoutSlot, TimerQueue};
 
 use crate::auth::Security;
-use crate::config::{Settings, Timeouts};
+use crate::config::{Capacity, Settings, Timeouts};
 use crate::connection::{Connection, Phase};
+use crate::memory::Memory;
 use crate::resp::Limits;
 use crate::stats::Stats;
 use crate::store::Store;
 use arrivals::Watched;
 use dhcp::{apply_address, DhcpState};
+use memory::SlotQueue;
+pub use memory::{ClientSlot, ServerMemory};
 use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
 use timer_policy::Timeout;
@@ -53,18 +55,20 @@ const INGRESS_BUDGET: usize = 256;
 /// A RESP2 key-value server on smoltcp. Sans-IO and sans-clock: [`poll`](Self::poll) is given
 /// the time and a device and says when it next needs to run.
 ///
-/// `CONNS` TCP sockets listen on the port; `CONNS - 1` clients are served at once and the last
-/// socket answers any further client `-ERR max number of clients reached` (as Redis does) and
-/// counts it, since smoltcp has no listen backlog to tell us otherwise.
-pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> {
+/// It runs over [`ServerMemory`] and a [`Store`], lent by the caller (a board's `static`s) or
+/// allocated for sizes chosen at run time (a host's flags): one code path for both. Every client
+/// slot's TCP socket listens on the port; at most `maxclients` (at most one less than the
+/// slots) are served at once, and a further client gets `-ERR max number of clients reached`
+/// (as from Redis) on a spare socket, since smoltcp has no listen backlog to tell us otherwise.
+pub struct Server<'a> {
     iface: Interface,
     sockets: SocketSet<'a>,
-    conns: heapless::Vec<Connection<'a>, CONNS>,
-    reply: &'a mut [u8],
-    store: &'a mut Store<KEYS, BYTES>,
+    conns: Memory<'a, Connection<'a>>,
+    reply: Memory<'a, u8>,
+    store: Store<'a>,
     settings: Settings,
-    conn_timers: TimeoutLists<u16, CONNS, { Timeout::COUNT }>,
-    write_timers: TimeoutList<u16, CONNS>,
+    conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
+    write_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, 1>,
     stats: Stats,
     limits: Limits,
     port: u16,
@@ -81,9 +85,9 @@ pub struct Server<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize>
     /// A `CONFIG SET` changed the timeouts: re-arm every connection's timers.
     timeouts_changed: bool,
     /// Slots that frames arrived for in this poll: the only ones serviced.
-    dirty: heapless::Vec<u16, CONNS>,
+    dirty: SlotQueue,
     /// Slots recycled in this poll, to listen again once their RST is out.
-    recycled: heapless::Vec<u16, CONNS>,
+    recycled: SlotQueue,
     /// Slots serviced since start.
     slot_visits: u64,
     /// Sockets listening, as last counted: never more than there are (only a SYN takes a
@@ -100,34 +104,21 @@ fn instant(now: Tick) -> Instant {
     Instant::from_millis(now.min(MAX_INSTANT_MS) as i64)
 }
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
-    /// Builds the interface and starts listening.
-    ///
-    /// `socket_slots` needs `CONNS + 1` entries; `buffer` needs
-    /// [`BufferSizes::bytes_needed`]`(CONNS)` bytes. Both usually live in `static`s.
+impl<'a> Server<'a> {
+    /// Builds the interface over `memory` and `store`, and starts listening.
     ///
     /// # Errors
     ///
-    /// [`SetupError`] when a buffer is too small for the configuration.
+    /// [`SetupError`] when the memory does not fit the configuration.
     pub fn new<D: Device + ?Sized>(
         config: ServerConfig,
-        store: &'a mut Store<KEYS, BYTES>,
-        socket_slots: &'a mut [SocketStorage<'a>],
-        buffer: &'a mut [u8],
+        store: Store<'a>,
+        memory: ServerMemory<'a>,
         device: &mut D,
         now: Tick,
     ) -> Result<Self, SetupError> {
         let sizes = config.buffers;
-        if CONNS < 2 {
-            return Err(SetupError::TooFewConnections);
-        }
-        if socket_slots.len() < CONNS + 1 {
-            return Err(SetupError::TooFewSocketSlots { needed: CONNS + 1 });
-        }
-        let needed = sizes.bytes_needed(CONNS);
-        if buffer.len() < needed {
-            return Err(SetupError::BufferTooSmall { needed });
-        }
+        memory.check(&sizes)?;
         if sizes.tx < sizes.reply() {
             return Err(SetupError::SendBufferTooSmall {
                 needed: sizes.reply(),
@@ -137,26 +128,35 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         if sizes.input < longest {
             return Err(SetupError::InputBufferTooSmall { needed: longest });
         }
+        let ServerMemory {
+            sockets,
+            clients: mut conns,
+            timers,
+            write_timers,
+            mut bytes,
+        } = memory;
+        // `check` made sure the bytes suffice.
+        let mut take = |len| bytes.take(len).unwrap_or_else(Memory::empty);
 
         let mut iface_config =
             IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
         iface_config.random_seed = config.random_seed;
         let mut iface = Interface::new(iface_config, device, instant(now));
-        let mut sockets = SocketSet::new(socket_slots);
+        let mut sockets = SocketSet::new(sockets.into_managed());
 
-        let (reply, mut rest) = buffer.split_at_mut(sizes.reply());
-        let mut conns = heapless::Vec::new();
-        for _ in 0..CONNS {
-            let (rx, after_rx) = rest.split_at_mut(sizes.rx);
-            let (tx, after_tx) = after_rx.split_at_mut(sizes.tx);
-            let (input, after_input) = after_tx.split_at_mut(sizes.input);
-            rest = after_input;
-            let mut socket =
-                tcp::Socket::new(tcp::SocketBuffer::new(rx), tcp::SocketBuffer::new(tx));
+        let reply = take(sizes.reply());
+        for conn in conns.iter_mut() {
+            let rx = take(sizes.rx);
+            let tx = take(sizes.tx);
+            let input = take(sizes.input);
+            let mut socket = tcp::Socket::new(
+                tcp::SocketBuffer::new(rx.into_managed()),
+                tcp::SocketBuffer::new(tx.into_managed()),
+            );
             socket.set_nagle_enabled(false);
             let _ = socket.listen(config.port);
             let handle = sockets.add(socket);
-            let _ = conns.push(Connection::new(handle, input));
+            *conn = Connection::on(handle, input);
         }
 
         let dhcp = match config.ip {
@@ -177,15 +177,20 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         };
 
         let input = sizes.input;
+        let mut settings = Settings::new(config.timeouts, config.security);
+        settings.capacity = config.capacity;
+        settings.capacity.max_clients = config.capacity.max_clients.min(conns.len() - 1);
+        let mut store = store;
+        store.set_bytes_limit(settings.capacity.bytes_limit());
         Ok(Self {
             iface,
             sockets,
             conns,
             reply,
             store,
-            settings: Settings::new(config.timeouts, config.security),
-            conn_timers: TimeoutLists::new(),
-            write_timers: TimeoutList::new(),
+            settings,
+            conn_timers: TimeoutListsOn::with_storage(timers),
+            write_timers: TimeoutListsOn::with_storage(write_timers),
             stats: Stats::default(),
             limits: Limits::new(input, input),
             port: config.port,
@@ -198,8 +203,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             more_frames: false,
             shutting_down: false,
             timeouts_changed: false,
-            dirty: heapless::Vec::new(),
-            recycled: heapless::Vec::new(),
+            dirty: SlotQueue::EMPTY,
+            recycled: SlotQueue::EMPTY,
             slot_visits: 0,
             listening: 0,
         })
@@ -223,8 +228,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
         self.poll_dhcp(now);
         // Only the slots frames arrived for: the work of a poll does not grow with the number
         // of idle connections. (Timers reach their slots through the timer queues.)
-        for index in core::mem::take(&mut self.dirty) {
-            let index = usize::from(index);
+        while let Some(index) = self.dirty.pop(&mut self.conns, Connection::dirty_link) {
             self.conns[index].dirty = false;
             self.slot_visits += 1;
             self.service(index, now);
@@ -300,7 +304,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     /// Queues slot `index` for service in this poll.
     fn mark(&mut self, index: usize) {
         if !core::mem::replace(&mut self.conns[index].dirty, true) {
-            let _ = self.dirty.push(index as u16);
+            self.dirty
+                .push(&mut self.conns, index, Connection::dirty_link);
         }
     }
 
@@ -339,8 +344,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     }
 
     /// The key store.
-    pub fn store(&self) -> &Store<KEYS, BYTES> {
-        self.store
+    pub fn store(&self) -> &Store<'a> {
+        &self.store
     }
 
     /// The current IPv4 address, once there is one.
@@ -371,6 +376,11 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
     /// The timeouts in force (they may have been changed by `CONFIG SET`).
     pub fn timeouts(&self) -> Timeouts {
         self.settings.timeouts
+    }
+
+    /// `maxclients` and `maxmemory` in force (they may have been changed by `CONFIG SET`).
+    pub fn capacity(&self) -> Capacity {
+        self.settings.capacity
     }
 
     /// The password and protected-mode settings in force.

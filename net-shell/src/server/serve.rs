@@ -11,7 +11,7 @@ use crate::resp::{self, Parsed, ReplyWriter};
 
 const TOO_BIG: &[u8] = b"-ERR Protocol error: request does not fit the input buffer\r\n";
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     /// Reads, executes and replies until input runs out or the send buffer is full.
     pub(super) fn serve(&mut self, index: usize, now: Tick) {
         if self.conns[index].phase != Phase::Open {
@@ -48,8 +48,8 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
             }
             if let Some(more) = self.conns[index].more {
                 // The rest of a long reply goes before the next command's.
-                let mut out = ReplyWriter::new(self.reply);
-                let after = command::resume::<KEYS, BYTES>(more, &mut out);
+                let mut out = ReplyWriter::new(&mut self.reply);
+                let after = command::resume(more, &mut out);
                 self.conns[index].more = match after {
                     Ok(After::More(next)) => Some(next),
                     _ => None,
@@ -61,6 +61,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     .send_slice(&self.reply[..written]);
                 continue;
             }
+            let client_slots = self.conns.len();
             let conn = &mut self.conns[index];
             let filled = conn.input_len;
             let limits = if conn.authenticated || !self.settings.security.requires_auth() {
@@ -69,7 +70,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                 self.limits.unauthenticated()
             };
             let parsed = resp::parse::<MAX_ARGS>(&mut conn.input[..filled], &limits);
-            let mut out = ReplyWriter::new(self.reply);
+            let mut out = ReplyWriter::new(&mut self.reply);
             let consumed = match parsed {
                 Ok(Parsed::Incomplete) => {
                     if filled == conn.input.len() {
@@ -95,14 +96,14 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                         client_id: conn.id,
                         client_name: &mut conn.name,
                         authenticated: &mut conn.authenticated,
-                        store: self.store,
+                        store: &mut self.store,
                         stats: &mut self.stats,
                         settings: &mut self.settings,
                         clock: Clock {
                             now,
                             unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(now)),
                         },
-                        max_clients: CONNS - 1,
+                        client_slots,
                     };
                     let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                     executed = true;
@@ -116,7 +117,7 @@ impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, C
                     }
                     if after.is_err() {
                         // Cannot happen: the reply buffer holds the largest reply.
-                        out = ReplyWriter::new(self.reply);
+                        out = ReplyWriter::new(&mut self.reply);
                         let _ = out.error("ERR reply too large");
                     }
                     consumed

@@ -5,7 +5,7 @@ use core::fmt;
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 
 use crate::auth::Security;
-use crate::config::Timeouts;
+use crate::config::{Capacity, Timeouts};
 
 /// Reply room beyond the largest value: bulk header and CRLF, or an error line.
 const REPLY_SLACK: usize = 64;
@@ -88,6 +88,9 @@ pub struct ServerConfig {
     pub timeouts: Timeouts,
     /// Password and protected mode (changeable at run time with `CONFIG SET`).
     pub security: Security,
+    /// `maxclients` and `maxmemory` (changeable at run time with `CONFIG SET`, within the
+    /// memory the server and store were given).
+    pub capacity: Capacity,
     /// Buffer sizes per connection.
     pub buffers: BufferSizes,
     /// Most keys removed by the TTL timer per poll, so a mass expiry never stalls serving.
@@ -99,7 +102,7 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// A configuration with defaults: port 6379, [`Timeouts::DEFAULT`], [`Security::DEFAULT`]
     /// (no password, protected mode on, nobody trusted: set one of them), 2 KiB/4 KiB/2 KiB
-    /// buffers, 1,000 expirations per poll.
+    /// buffers, [`Capacity::ALL`], 1,000 expirations per poll.
     pub const fn new(mac: [u8; 6], ip: IpSetup) -> Self {
         Self {
             mac,
@@ -107,6 +110,7 @@ impl ServerConfig {
             port: 6379,
             timeouts: Timeouts::DEFAULT,
             security: Security::DEFAULT,
+            capacity: Capacity::ALL,
             buffers: BufferSizes {
                 rx: 2048,
                 tx: 4096,
@@ -123,7 +127,8 @@ impl ServerConfig {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum SetupError {
-    /// The socket storage must have room for `CONNS` TCP sockets plus one DHCP socket.
+    /// The socket storage must have room for one TCP socket per client slot plus one DHCP
+    /// socket.
     TooFewSocketSlots {
         /// Slots needed.
         needed: usize,
@@ -146,6 +151,16 @@ pub enum SetupError {
     },
     /// At least two client sockets are needed (one is kept to refuse overflow politely).
     TooFewConnections,
+    /// More client slots than slot numbers.
+    TooManyConnections {
+        /// The most client slots a server can have.
+        most: usize,
+    },
+    /// Each timer queue needs one slot per client.
+    TooFewTimerSlots {
+        /// Slots needed per queue.
+        needed: usize,
+    },
 }
 
 impl fmt::Display for SetupError {
@@ -160,6 +175,12 @@ impl fmt::Display for SetupError {
                 write!(f, "input buffer must be at least {needed} bytes")
             }
             Self::TooFewConnections => f.write_str("at least 2 connection slots are needed"),
+            Self::TooManyConnections { most } => {
+                write!(f, "at most {most} connection slots are possible")
+            }
+            Self::TooFewTimerSlots { needed } => {
+                write!(f, "each timer queue needs {needed} slots")
+            }
         }
     }
 }

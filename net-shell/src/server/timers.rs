@@ -7,7 +7,7 @@ use super::timer_policy::{self, Timeout};
 use super::Server;
 use crate::connection::Phase;
 
-impl<'a, const CONNS: usize, const KEYS: usize, const BYTES: usize> Server<'a, CONNS, KEYS, BYTES> {
+impl Server<'_> {
     /// Puts an open connection's timers where [`timer_policy`] says, touching the timer queues
     /// only when something changed.
     pub(super) fn arm_timers(&mut self, index: usize) {

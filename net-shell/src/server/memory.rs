@@ -1,0 +1,193 @@
+//! The memory a [`Server`](super::Server) runs over: lent by a board from its `static`s, or
+//! allocated for a client count chosen at run time.
+
+use smoltcp::iface::SocketStorage;
+use timer_core::TimeoutSlot;
+
+use super::endpoints::NO_SLOT;
+use super::setup::{BufferSizes, SetupError};
+use crate::connection::Connection;
+use crate::memory::{Bytes, Memory};
+
+/// One client's slot in the connection table (opaque): its socket, partial command and state.
+pub type ClientSlot<'a> = Connection<'a>;
+
+/// Everything a [`Server`](super::Server) keeps per client: smoltcp's socket slots, the
+/// connection table, the two timer queues' slots, and the sockets' and commands' buffers.
+///
+/// The number of clients is the length of the connection table: that many TCP sockets
+/// listen; all but one serve (the last refuses a client past `maxclients` with Redis' error).
+/// The key store has its own memory ([`StoreMemory`](crate::store::StoreMemory)).
+pub struct ServerMemory<'a> {
+    pub(super) sockets: Memory<'a, SocketStorage<'a>>,
+    pub(super) clients: Memory<'a, ClientSlot<'a>>,
+    pub(super) timers: Memory<'a, TimeoutSlot<u16>>,
+    pub(super) write_timers: Memory<'a, TimeoutSlot<u16>>,
+    pub(super) bytes: Bytes<'a>,
+}
+
+impl<'a> ServerMemory<'a> {
+    /// The most clients a server has slots for: slots are numbered in a `u16`, one of whose
+    /// values means "none".
+    pub const MAX_CLIENTS: usize = u16::MAX as usize - 1;
+
+    /// Memory lent by the caller, for `clients.len()` client slots: `sockets` needs one more
+    /// entry than `clients` (for the DHCP socket), `timers` and `write_timers` one per client,
+    /// and `buffer` [`BufferSizes::bytes_needed`]`(clients.len())` bytes, all of which
+    /// [`Server::new`](super::Server::new) checks.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::{BufferSizes, ClientSlot, ServerMemory};
+    /// use net_shell::smoltcp::iface::SocketStorage;
+    /// use net_shell::timer_core::TimeoutSlot;
+    ///
+    /// const CLIENTS: usize = 4;
+    /// let sizes = BufferSizes { rx: 1024, tx: 2048, input: 1024 };
+    /// let mut sockets = [SocketStorage::EMPTY; CLIENTS + 1];
+    /// let mut clients: [ClientSlot; CLIENTS] = core::array::from_fn(|_| ClientSlot::default());
+    /// let mut timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut write_timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut buffer = vec![0u8; sizes.bytes_needed(CLIENTS)];
+    /// let memory = ServerMemory::lent(
+    ///     &mut sockets,
+    ///     &mut clients,
+    ///     &mut timers,
+    ///     &mut write_timers,
+    ///     &mut buffer,
+    /// );
+    /// assert_eq!(memory.clients(), 4);
+    /// ```
+    pub fn lent(
+        sockets: &'a mut [SocketStorage<'a>],
+        clients: &'a mut [ClientSlot<'a>],
+        timers: &'a mut [TimeoutSlot<u16>],
+        write_timers: &'a mut [TimeoutSlot<u16>],
+        buffer: &'a mut [u8],
+    ) -> Self {
+        Self {
+            sockets: Memory::from(sockets),
+            clients: Memory::from(clients),
+            timers: Memory::from(timers),
+            write_timers: Memory::from(write_timers),
+            bytes: Bytes::lent(buffer),
+        }
+    }
+
+    /// Memory for `clients` client slots (at most [`MAX_CLIENTS`](Self::MAX_CLIENTS)) with
+    /// buffers of `sizes` (pass the same sizes to [`Server::new`](super::Server::new)'s
+    /// configuration), from the global allocator.
+    ///
+    /// The buffers are one zeroed allocation, so a slot's pages cost no RSS until a client
+    /// uses them. It is leaked: the sockets borrow their buffers from it for as long as the
+    /// server lives, which for a host server is until the process ends. (Owned per-socket
+    /// buffers would cost RSS for every idle slot: the allocator clears small blocks as it
+    /// hands them out.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::{BufferSizes, ServerMemory};
+    ///
+    /// let sizes = BufferSizes { rx: 4096, tx: 4096, input: 2048 };
+    /// let memory = ServerMemory::allocate(10_001, sizes);
+    /// assert_eq!(memory.clients(), 10_001);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn allocate(clients: usize, sizes: BufferSizes) -> ServerMemory<'static> {
+        use alloc::vec::Vec;
+        let clients = clients.min(Self::MAX_CLIENTS);
+        let timer_slots = || (0..clients).map(|_| TimeoutSlot::new()).collect::<Vec<_>>();
+        let buffer = alloc::vec![0u8; sizes.bytes_needed(clients)].leak();
+        ServerMemory {
+            sockets: Memory::from(
+                (0..=clients)
+                    .map(|_| SocketStorage::EMPTY)
+                    .collect::<Vec<_>>(),
+            ),
+            clients: Memory::from(
+                (0..clients)
+                    .map(|_| ClientSlot::default())
+                    .collect::<Vec<_>>(),
+            ),
+            timers: Memory::from(timer_slots()),
+            write_timers: Memory::from(timer_slots()),
+            bytes: Bytes::lent(buffer),
+        }
+    }
+
+    /// Client slots: TCP sockets on the port.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// Checks that every part fits the client count, as [`Server::new`](super::Server::new)
+    /// needs.
+    pub(super) fn check(&self, sizes: &BufferSizes) -> Result<(), SetupError> {
+        let clients = self.clients.len();
+        if clients < 2 {
+            return Err(SetupError::TooFewConnections);
+        }
+        if clients > Self::MAX_CLIENTS {
+            return Err(SetupError::TooManyConnections {
+                most: Self::MAX_CLIENTS,
+            });
+        }
+        if self.sockets.len() < clients + 1 {
+            return Err(SetupError::TooFewSocketSlots {
+                needed: clients + 1,
+            });
+        }
+        if self.timers.len() < clients || self.write_timers.len() < clients {
+            return Err(SetupError::TooFewTimerSlots { needed: clients });
+        }
+        let needed = sizes.bytes_needed(clients);
+        if self.bytes.len() < needed {
+            return Err(SetupError::BufferTooSmall { needed });
+        }
+        Ok(())
+    }
+}
+
+/// A first-in, first-out queue of client slots, linked through the slots themselves (so it
+/// needs no array of its own and never fills).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SlotQueue {
+    head: u16,
+    tail: u16,
+}
+
+/// Where a queue keeps a slot's link.
+pub(super) type Link = for<'c> fn(&'c mut Connection<'_>) -> &'c mut u16;
+
+impl SlotQueue {
+    pub(super) const EMPTY: Self = Self {
+        head: NO_SLOT,
+        tail: NO_SLOT,
+    };
+
+    /// Appends slot `index` (which must not be queued already).
+    pub(super) fn push(&mut self, conns: &mut [Connection<'_>], index: usize, link: Link) {
+        let index16 = index as u16;
+        if let Some(conn) = conns.get_mut(index) {
+            *link(conn) = NO_SLOT;
+        }
+        match conns.get_mut(usize::from(self.tail)) {
+            Some(last) => *link(last) = index16,
+            None => self.head = index16,
+        }
+        self.tail = index16;
+    }
+
+    /// Takes the first slot.
+    pub(super) fn pop(&mut self, conns: &mut [Connection<'_>], link: Link) -> Option<usize> {
+        let index = usize::from(self.head);
+        let conn = conns.get_mut(index)?;
+        self.head = core::mem::replace(link(conn), NO_SLOT);
+        if self.head == NO_SLOT {
+            self.tail = NO_SLOT;
+        }
+        Some(index)
+    }
+}
