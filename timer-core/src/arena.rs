@@ -169,7 +169,15 @@ impl<C: Cell, S: Storage<C>> Arena<C, S> {
     }
 
     /// Frees the slot at `index` and returns its occupant.
+    #[inline]
     pub(crate) fn release(&mut self, index: u32) -> Option<C::Node> {
+        self.release_with_id(index).map(|(_, node)| node)
+    }
+
+    /// Frees the slot at `index` and returns the handle it had and its occupant: one look at the
+    /// slot, for the paths that hand timers out.
+    #[inline]
+    pub(crate) fn release_with_id(&mut self, index: u32) -> Option<(TimerId, C::Node)> {
         let free_head = self.free_head;
         let slot = self.slot_mut(index)?;
         let generation = match slot {
@@ -189,7 +197,7 @@ impl<C: Cell, S: Storage<C>> Arena<C, S> {
         }
         self.len -= 1;
         match old {
-            Slot::Occupied(node) => Some(node),
+            Slot::Occupied(node) => Some((TimerId::new(index, node.generation()), node)),
             Slot::Vacant { .. } => None,
         }
     }
@@ -243,12 +251,6 @@ impl<C: Cell, S: Storage<C>> Arena<C, S> {
             Some(Slot::Occupied(node)) => Some(node),
             _ => None,
         }
-    }
-
-    /// The handle of the live node at `index`.
-    pub(crate) fn id_of(&self, index: u32) -> Option<TimerId> {
-        self.get(index)
-            .map(|node| TimerId::new(index, node.generation()))
     }
 }
 

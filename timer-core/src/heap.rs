@@ -292,8 +292,7 @@ impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerHeapOn<T, S, D> {
             self.place(position, last);
             self.repair(position);
         }
-        let id = self.nodes.id_of(key.index)?;
-        let node = self.nodes.release(key.index)?;
+        let (id, node) = self.nodes.release_with_id(key.index)?;
         Some(Expired {
             id,
             deadline: key.deadline(),

@@ -45,9 +45,9 @@ where
 {
     /// Frees the timer at `index`, which is on no list any more, and hands it out: the one way
     /// the wheel and the timeout lists build an [`Expired`].
+    #[inline]
     pub(crate) fn take_expired(&mut self, index: u32) -> Option<Expired<T>> {
-        let id = self.id_of(index)?;
-        let node = self.release(index)?;
+        let (id, node) = self.release_with_id(index)?;
         Some(Expired {
             id,
             deadline: node.deadline,

@@ -41,6 +41,7 @@ impl List {
     }
 
     /// Appends `index`, which must not be on any list.
+    #[inline]
     pub(crate) fn push_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         if self.head == NIL {
             links.set_links(index, index, index);
@@ -91,7 +92,9 @@ impl List {
         links.set_prev(next, index);
     }
 
-    /// Removes `index`, which must be on this list.
+    /// Removes `index`, which must be on this list. Its own links are left as they were: every
+    /// way onto a list sets them.
+    #[inline]
     pub(crate) fn unlink(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         let next = links.next(index);
         if next == index {
@@ -104,7 +107,6 @@ impl List {
                 self.head = next;
             }
         }
-        links.set_links(index, NIL, NIL);
     }
 
     pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {

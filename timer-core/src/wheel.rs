@@ -1,6 +1,6 @@
 //! A hierarchical timing wheel over the whole `u64` tick range.
 
-use crate::arena::{Arena, Cell, Slot};
+use crate::arena::{Arena, Cell, Slot, NIL};
 use crate::linked::LinkedNode;
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
@@ -14,6 +14,82 @@ pub const LEVELS: usize = 11;
 const SLOT_BITS: u32 = SLOTS.trailing_zeros();
 const SLOT_MASK: u64 = SLOTS as u64 - 1;
 
+/// Lanes per slot, by level, as a power of two: how many lists one slot's timers are spread
+/// over.
+///
+/// Cascading a slot walks its lists, and each step of a walk must load a node to learn the next
+/// one: with one list per slot, a million timers cost one cache miss after another. A slot of
+/// four lists, walked in turn, keeps four misses in flight. A timer's lane is the top bits of its
+/// deadline's digit on the next finer level: timers with one deadline share one list and stay
+/// in arrival order, and a cascade fills each finer slot from one lane, in that lane's order
+/// (which keeps a list walked in order of its nodes' places in memory when they were allocated in
+/// order, as a fresh wheel's are). Measured: at a million timers, cascades and late polls about
+/// a third faster; at 100,000 (all in cache) the same to within a few percent. Level 0 needs
+/// one lane (a level-0 slot holds one deadline); levels 1–3 (deadlines up to 2^24 ticks ahead,
+/// where nearly every timer lives) get four; the coarse levels one, to keep the wheel small for
+/// a board (5.1 KiB of list heads, against 2.8 KiB for one lane everywhere).
+const LANE_BITS: [u32; LEVELS] = [0, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0];
+
+/// The most lanes any slot has.
+const MAX_LANES: usize = 4;
+
+/// A slot of at most this many timers, all due, goes straight to the due list in deadline order
+/// rather than cascading to finer levels: a late poll then visits a sparse slot once, not once
+/// per level below it.
+const SHORTCUT: usize = 8;
+
+/// Where each level's list heads start in [`TimerWheelOn`]'s one array of them.
+const FIRST_HEAD: [usize; LEVELS + 1] = {
+    let mut first = [0; LEVELS + 1];
+    let mut level = 0;
+    while level < LEVELS {
+        assert!(1 << LANE_BITS[level] <= MAX_LANES);
+        first[level + 1] = first[level] + (SLOTS << LANE_BITS[level]);
+        level += 1;
+    }
+    first
+};
+
+/// List heads in all levels.
+const HEADS: usize = FIRST_HEAD[LEVELS];
+
+/// Where one level keeps its lists in the head array.
+#[derive(Clone, Copy)]
+struct Geometry {
+    /// Its first list.
+    first: usize,
+    /// A timer due at `when` is on list `first + ((when >> shift) & mask)`: its slot's digit
+    /// and, below it, the bits that pick its lane.
+    shift: u32,
+    mask: u64,
+    lane_bits: u32,
+}
+
+/// Each level's [`Geometry`], padded to 16 so that `GEOMETRY[level & 15]` needs no bounds check.
+const GEOMETRY: [Geometry; 16] = {
+    let mut geometry = [Geometry {
+        first: 0,
+        shift: 0,
+        mask: 0,
+        lane_bits: 0,
+    }; 16];
+    let mut level = 0;
+    while level < LEVELS {
+        let lane_bits = LANE_BITS[level];
+        geometry[level] = Geometry {
+            first: FIRST_HEAD[level],
+            shift: level as u32 * SLOT_BITS - lane_bits,
+            mask: (SLOT_MASK << lane_bits) | ((1 << lane_bits) - 1),
+            lane_bits,
+        };
+        level += 1;
+    }
+    geometry
+};
+
+/// The due list's place in the head array, after every level's.
+const DUE: usize = HEADS;
+
 /// The level a timer due at `when` belongs on, seen from `elapsed` (`when > elapsed`): the level
 /// of the highest bit in which the two differ.
 #[inline]
@@ -23,69 +99,82 @@ fn level_for(elapsed: Tick, when: Tick) -> usize {
     (significant / SLOT_BITS) as usize
 }
 
-/// The slot of `when` on `level`.
-#[inline]
-fn slot_for(when: Tick, level: usize) -> usize {
-    ((when >> (level as u32 * SLOT_BITS)) & SLOT_MASK) as usize
-}
-
 /// The earliest occupied slot of the wheel, and the tick at which it starts.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Expiration {
     level: usize,
     slot: usize,
     /// The first tick the slot covers: no timer in it is due earlier.
-    deadline: Tick,
+    start: Tick,
 }
 
-/// One level: 64 slots, each a list of timers in arrival order, and a bitmap of the non-empty
-/// ones.
+/// One level: a bitmap of its non-empty slots. Its 64 slots' lists (each slot `2^LANE_BITS`
+/// lists of timers in arrival order, lane by lane) live in the wheel's one head array, where
+/// [`list`](Self::list) and [`lists`](Self::lists) find them.
 struct Level {
     occupied: u64,
-    slots: [List; SLOTS],
 }
 
 impl Level {
     /// An empty level: all zero bytes.
-    const EMPTY: Self = Self {
-        occupied: 0,
-        slots: [List::EMPTY; SLOTS],
-    };
+    const EMPTY: Self = Self { occupied: 0 };
 
-    /// Appends the timer at `index` to `slot`.
+    /// The list, in the wheel's head array, of a timer due at `when` on level `level`, and its
+    /// slot there.
     #[inline]
-    fn add_entry(&mut self, nodes: &mut (impl Links + ?Sized), slot: usize, index: u32) {
-        self.slots[slot].push_back(nodes, index);
+    fn list(level: usize, when: Tick) -> (usize, usize) {
+        let geometry = GEOMETRY[level & 15];
+        let within = ((when >> geometry.shift) & geometry.mask) as usize;
+        (geometry.first + within, within >> geometry.lane_bits)
+    }
+
+    /// The lists of `slot` of level `level`, in the wheel's head array.
+    #[inline]
+    fn lists(level: usize, slot: usize) -> core::ops::Range<usize> {
+        let geometry = GEOMETRY[level & 15];
+        let first = geometry.first + (slot << geometry.lane_bits);
+        first..first + (1 << geometry.lane_bits)
+    }
+
+    #[inline]
+    fn occupy(&mut self, slot: usize) {
         self.occupied |= 1 << slot;
     }
 
-    /// Unlinks the timer at `index` from `slot`.
+    /// Marks `slot` (of level `level`) empty if its lists in `heads` are.
     #[inline]
-    fn remove_entry(&mut self, nodes: &mut (impl Links + ?Sized), slot: usize, index: u32) {
-        let list = &mut self.slots[slot];
-        list.unlink(nodes, index);
-        if list.is_empty() {
+    fn vacate_if_empty(&mut self, heads: &[List], level: usize, slot: usize) {
+        if heads[Self::lists(level, slot)].iter().all(List::is_empty) {
             self.occupied &= !(1 << slot);
         }
     }
 
-    /// Takes every timer in `slot`, leaving it empty.
+    /// Takes every timer in `slot` (of level `level`), lane by lane, leaving it empty.
     #[inline]
-    fn take_slot(&mut self, slot: usize) -> List {
+    fn take_slot(&mut self, heads: &mut [List], level: usize, slot: usize) -> [List; MAX_LANES] {
         self.occupied &= !(1 << slot);
-        self.slots[slot].take()
+        let mut taken = [List::EMPTY; MAX_LANES];
+        for (to, from) in taken.iter_mut().zip(&mut heads[Self::lists(level, slot)]) {
+            *to = from.take();
+        }
+        taken
     }
 
     /// Removes some timer from the level (for draining), if it holds any.
-    fn pop_any(&mut self, nodes: &mut (impl Links + ?Sized)) -> Option<u32> {
+    fn pop_any(
+        &mut self,
+        heads: &mut [List],
+        nodes: &mut (impl Links + ?Sized),
+        level: usize,
+    ) -> Option<u32> {
         if self.occupied == 0 {
             return None;
         }
         let slot = self.occupied.trailing_zeros() as usize;
-        let index = self.slots[slot].pop_front(nodes)?;
-        if self.slots[slot].is_empty() {
-            self.occupied &= !(1 << slot);
-        }
+        let index = heads[Self::lists(level, slot)]
+            .iter_mut()
+            .find_map(|list| list.pop_front(nodes))?;
+        self.vacate_if_empty(heads, level, slot);
         Some(index)
     }
 
@@ -104,30 +193,121 @@ impl Level {
         } else {
             elapsed & !((1u64 << span_bits) - 1)
         };
-        let mut deadline = base | (u64::from(slot) << shift);
+        let mut start = base | (u64::from(slot) << shift);
         if slot < now_slot {
             // Not reachable while the filing invariant holds; stay safe regardless.
-            deadline = match 1u64.checked_shl(span_bits) {
-                Some(span) => deadline.saturating_add(span),
+            start = match 1u64.checked_shl(span_bits) {
+                Some(span) => start.saturating_add(span),
                 None => Tick::MAX,
             };
         }
         Some(Expiration {
             level,
             slot: slot as usize,
-            deadline,
+            start,
         })
     }
 }
 
-/// Where a pending timer is filed.
-enum Home {
-    /// Due (deadline `<= elapsed`), waiting in deadline order to be handed out.
-    Due,
-    Slot {
-        level: usize,
-        slot: usize,
-    },
+/// The lists of a slot just taken, walked together: one node from each in turn, so that the
+/// loads that find each list's next node overlap. Only the non-empty lists are kept, so a slot
+/// whose timers share one lane walks as one list.
+struct Walks {
+    /// Each list's next node.
+    at: [u32; MAX_LANES],
+    /// Each list's last node (its tail: the lists are circular).
+    last: [u32; MAX_LANES],
+    /// Lists not yet walked to the end: the first `len` of `at` and `last`.
+    len: usize,
+    /// Which of them gives the next node.
+    turn: usize,
+}
+
+impl Walks {
+    fn new(taken: &[List; MAX_LANES], links: &(impl Links + ?Sized)) -> Self {
+        let mut walks = Self {
+            at: [NIL; MAX_LANES],
+            last: [NIL; MAX_LANES],
+            len: 0,
+            turn: 0,
+        };
+        for list in taken {
+            if let Some(head) = list.head() {
+                walks.at[walks.len] = head;
+                walks.last[walks.len] = links.prev(head);
+                walks.len += 1;
+            }
+        }
+        walks
+    }
+
+    /// The next node, its successor already read: the caller may relink it at once.
+    #[inline]
+    fn next(&mut self, links: &(impl Links + ?Sized)) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.turn >= self.len {
+            self.turn = 0;
+        }
+        let turn = self.turn;
+        let index = self.at[turn];
+        if index == self.last[turn] {
+            // This list is done: the last one takes its place.
+            self.len -= 1;
+            self.at[turn] = self.at[self.len];
+            self.last[turn] = self.last[self.len];
+        } else {
+            self.at[turn] = links.next(index);
+            self.turn += 1;
+        }
+        Some(index)
+    }
+
+    /// The next node of every list, while all [`MAX_LANES`] lists have more than one node
+    /// left: the common case of a full slot, in straight-line code.
+    #[inline]
+    fn next_of_each(&mut self, links: &(impl Links + ?Sized)) -> Option<[u32; MAX_LANES]> {
+        let [a, b, c, d] = self.at;
+        let [la, lb, lc, ld] = self.last;
+        // One branch, not four: `|` on `bool`s does not short-circuit.
+        if (self.len < MAX_LANES) | (a == la) | (b == lb) | (c == lc) | (d == ld) {
+            return None;
+        }
+        self.at = [links.next(a), links.next(b), links.next(c), links.next(d)];
+        Some([a, b, c, d])
+    }
+
+    /// The latest deadline among the nodes still to walk if they are at most [`SHORTCUT`], all
+    /// due at `now`.
+    fn all_due(&self, links: &(impl Links + ?Sized), now: Tick) -> Option<Tick> {
+        let mut count = 0;
+        let mut latest = 0;
+        for (&first, &last) in self.at.iter().zip(&self.last).take(self.len) {
+            let mut at = first;
+            loop {
+                let deadline = links.key(at);
+                count += 1;
+                if deadline > now || count > SHORTCUT {
+                    return None;
+                }
+                latest = latest.max(deadline);
+                if at == last {
+                    break;
+                }
+                at = links.next(at);
+            }
+        }
+        Some(latest)
+    }
+}
+
+/// Where a pending timer is filed: its list in the wheel's head array, and its level and slot
+/// (`level == LEVELS` for the due list, [`DUE`]).
+struct Home {
+    list: usize,
+    level: usize,
+    slot: usize,
 }
 
 /// One timer's storage in a [`TimerWheelOn`]: 24 bytes for a `u32` value.
@@ -186,18 +366,24 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// | 10    | 2^60               | 2^64 (16 slots used) |
 ///
 /// A timer is filed on the level of the highest bit in which its deadline differs from the
-/// wheel's `elapsed` time (the last `now` it expired up to), so all timers with one deadline
-/// share one list, in arrival order. When time reaches a coarse slot the whole slot is taken
-/// and its timers re-filed on finer levels ("cascading"); a timer cascades at most 10 times in its
-/// life, usually 0–3. The next slot is found from the bitmaps with `rotate_right` and
-/// `trailing_zeros`, so an expiry after a long pause costs work proportional to the timers and
-/// occupied slots it meets, never to the ticks that passed.
+/// wheel's `elapsed` time (the last `now` it expired up to). When time reaches a coarse slot the
+/// whole slot is taken and its timers re-filed on finer levels ("cascading"); a timer cascades at
+/// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
+/// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
+/// to the timers and occupied slots it meets, never to the ticks that passed; and a slot of a few
+/// timers that are all due goes straight to the due list instead of cascading level by level.
+///
+/// Built for memory locality at a million timers, where every node of a list is a cache miss:
+/// on levels 1–3 each slot is four lists ("lanes", by the top two bits of the slot's next finer
+/// digit), and a cascade walks the four in step, so four misses overlap instead of following
+/// one another. All timers with one deadline share one list, in arrival order, so first-in
+/// first-out among equal deadlines holds through every cascade.
 ///
 /// [`reschedule`](TimerQueue::reschedule) re-files eagerly: unlink and relink, O(1). (Lazy
 /// re-filing, as tokio does, would let a moved timer overtake or fall behind timers with its new
 /// deadline, breaking insertion order for equal deadlines.)
 ///
-/// Memory: 24 bytes per slot for a `u32` value, plus 2.9 KiB of slot heads.
+/// Memory: 24 bytes per slot for a `u32` value, plus 5.2 KiB of list heads and bookkeeping.
 ///
 /// # Examples
 ///
@@ -238,7 +424,10 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 pub struct TimerWheelOn<T, S> {
     nodes: Arena<WheelSlot<T>, S>,
     levels: [Level; LEVELS],
-    due: List,
+    /// Every slot's lists, level by level (level `l` from `FIRST_HEAD[l]`), lane by lane; then
+    /// the due list: timers with deadline `<= elapsed`, in deadline order, waiting to be handed
+    /// out.
+    heads: [List; HEADS + 1],
     elapsed: Tick,
     /// No occupied slot starts before this tick (a lower bound, so `expire` can return at once
     /// when nothing can be due). 0 means "unknown": it keeps an empty wheel all zero bytes.
@@ -258,7 +447,7 @@ impl<T, const N: usize> TimerWheel<T, N> {
         Self {
             nodes: Arena::new(),
             levels: [const { Level::EMPTY }; LEVELS],
-            due: List::EMPTY,
+            heads: [List::EMPTY; HEADS + 1],
             elapsed: 0,
             check_from: 0,
         }
@@ -302,7 +491,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         Self {
             nodes: Arena::with_storage(storage),
             levels: [const { Level::EMPTY }; LEVELS],
-            due: List::EMPTY,
+            heads: [List::EMPTY; HEADS + 1],
             elapsed: 0,
             check_from: 0,
         }
@@ -318,36 +507,42 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.elapsed
     }
 
+    #[inline]
     fn home(&self, deadline: Tick) -> Home {
         if deadline <= self.elapsed {
-            Home::Due
+            Home {
+                list: DUE,
+                level: LEVELS,
+                slot: 0,
+            }
         } else {
             let level = level_for(self.elapsed, deadline);
-            Home::Slot {
-                level,
-                slot: slot_for(deadline, level),
-            }
+            let (list, slot) = Level::list(level, deadline);
+            Home { list, level, slot }
         }
     }
 
+    #[inline]
     fn file(&mut self, index: u32, deadline: Tick) {
-        match self.home(deadline) {
-            Home::Due => self.due.insert_sorted(self.nodes.cells_mut(), index),
-            Home::Slot { level, slot } => {
-                self.levels[level].add_entry(self.nodes.cells_mut(), slot, index);
-                // The slot starts at the deadline with the bits below this level cleared.
-                let start = deadline & !((1u64 << (level as u32 * SLOT_BITS)) - 1);
-                self.check_from = self.check_from.min(start);
-            }
+        let Home { list, level, slot } = self.home(deadline);
+        let cells = self.nodes.cells_mut();
+        if level == LEVELS {
+            self.heads[DUE].insert_sorted(cells, index);
+        } else {
+            self.heads[list].push_back(cells, index);
+            self.levels[level].occupy(slot);
+            // The slot starts at the deadline with the bits below this level cleared.
+            let start = deadline & !((1u64 << (level as u32 * SLOT_BITS)) - 1);
+            self.check_from = self.check_from.min(start);
         }
     }
 
+    #[inline]
     fn unfile(&mut self, index: u32, deadline: Tick) {
-        match self.home(deadline) {
-            Home::Due => self.due.unlink(self.nodes.cells_mut(), index),
-            Home::Slot { level, slot } => {
-                self.levels[level].remove_entry(self.nodes.cells_mut(), slot, index);
-            }
+        let Home { list, level, slot } = self.home(deadline);
+        self.heads[list].unlink(self.nodes.cells_mut(), index);
+        if level < LEVELS && self.heads[list].is_empty() {
+            self.levels[level].vacate_if_empty(&self.heads, level, slot);
         }
     }
 
@@ -361,20 +556,39 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// Takes the whole slot and re-files its timers relative to its start time.
-    fn process(&mut self, expiration: Expiration) {
-        let Expiration {
-            level,
-            slot,
-            deadline,
-        } = expiration;
-        self.elapsed = deadline;
-        let mut taken = self.levels[level].take_slot(slot);
-        if level == 0 && self.due.is_empty() {
-            // Every timer in a level-0 slot is due exactly at its start, already in order.
-            self.due = taken;
+    ///
+    /// The slot's lanes are walked in turn, one node from each, so that the loads that find each
+    /// lane's next node are independent of one another and overlap. Timers with one deadline
+    /// share a lane, so they reach their new lists in the order they had.
+    fn process(&mut self, expiration: Expiration, now: Tick) {
+        let Expiration { level, slot, start } = expiration;
+        self.elapsed = start;
+        let taken = self.levels[level].take_slot(&mut self.heads, level, slot);
+        if level == 0 && self.heads[DUE].is_empty() {
+            // Every timer in a level-0 slot (one lane) is due exactly at its start, in order.
+            self.heads[DUE] = taken[0];
             return;
         }
-        while let Some(index) = taken.pop_front(self.nodes.cells_mut()) {
+        let mut walks = Walks::new(&taken, self.nodes.cells());
+        if let Some(latest) = walks.all_due(self.nodes.cells(), now) {
+            // A few timers, all due at `now`: sorted straight onto the due list. Every finer
+            // level is empty (this slot was the earliest occupied one), so time may move to the
+            // latest of them.
+            while let Some(index) = walks.next(self.nodes.cells()) {
+                self.heads[DUE].insert_sorted(self.nodes.cells_mut(), index);
+            }
+            self.elapsed = latest;
+            return;
+        }
+        while let Some(group) = walks.next_of_each(self.nodes.cells()) {
+            let cells = self.nodes.cells();
+            let deadlines = group.map(|index| cells.key(index));
+            self.file(group[0], deadlines[0]);
+            self.file(group[1], deadlines[1]);
+            self.file(group[2], deadlines[2]);
+            self.file(group[3], deadlines[3]);
+        }
+        while let Some(index) = walks.next(self.nodes.cells()) {
             let deadline = self.nodes.key(index);
             self.file(index, deadline);
         }
@@ -383,7 +597,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// Cascades until the earliest timer due at `now` heads the due list; returns it.
     fn advance(&mut self, now: Tick) -> Option<u32> {
         loop {
-            if let Some(head) = self.due.head() {
+            if let Some(head) = self.heads[DUE].head() {
                 return (self.nodes.key(head) <= now).then_some(head);
             }
             if now <= self.elapsed {
@@ -395,9 +609,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 return None;
             }
             match self.next_expiration() {
-                Some(next) if next.deadline <= now => self.process(next),
+                Some(next) if next.start <= now => self.process(next, now),
                 next => {
-                    self.check_from = next.map_or(Tick::MAX, |next| next.deadline);
+                    self.check_from = next.map_or(Tick::MAX, |next| next.start);
                     self.elapsed = now;
                     return None;
                 }
@@ -452,15 +666,15 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        match self.due.head() {
+        match self.heads[DUE].head() {
             Some(head) => Some(self.nodes.key(head)),
-            None => self.next_expiration().map(|next| next.deadline),
+            None => self.next_expiration().map(|next| next.start),
         }
     }
 
     fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
         let index = self.advance(now)?;
-        self.due.unlink(self.nodes.cells_mut(), index);
+        self.heads[DUE].unlink(self.nodes.cells_mut(), index);
         self.nodes.take_expired(index)
     }
 
@@ -469,12 +683,16 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn pop_any(&mut self) -> Option<Expired<T>> {
-        let index = match self.due.pop_front(self.nodes.cells_mut()) {
+        let index = match self.heads[DUE].pop_front(self.nodes.cells_mut()) {
             Some(index) => index,
-            None => self
-                .levels
-                .iter_mut()
-                .find_map(|level| level.pop_any(self.nodes.cells_mut()))?,
+            None => {
+                let cells = self.nodes.cells_mut();
+                let heads = &mut self.heads;
+                self.levels
+                    .iter_mut()
+                    .enumerate()
+                    .find_map(|(number, level)| level.pop_any(heads, &mut *cells, number))?
+            }
         };
         self.nodes.take_expired(index)
     }
@@ -537,6 +755,45 @@ mod tests {
             fire_all(&mut wheel, 2_000),
             [(999, 0), (1_000, 1), (1_000, 2)]
         );
+    }
+
+    #[test]
+    fn cascade_through_four_lanes_keeps_insertion_order_for_equal_deadlines() {
+        // 64 deadlines spread over every lane of the level-2 slot [4_096, 8_192), each
+        // inserted three times, interleaved.
+        let mut wheel: TimerWheel<u32, 256> = TimerWheel::new();
+        for round in 0..3 {
+            for offset in 0..64 {
+                let deadline = 4_096 + (offset * 37 % 64) * 61;
+                wheel.insert(deadline, round * 64 + offset as u32).unwrap();
+            }
+        }
+        let fired = fire_all(&mut wheel, 10_000);
+        assert_eq!(fired.len(), 192);
+        for pair in fired.windows(2) {
+            let ((d0, v0), (d1, v1)) = (pair[0], pair[1]);
+            assert!(d0 < d1 || (d0 == d1 && v0 < v1), "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn late_poll_over_sparse_slots_fires_in_order_and_leaves_time_consistent() {
+        let mut wheel: TimerWheel<u32, 16> = TimerWheel::new();
+        // One level-1 slot [4_096, 4_160) with three timers (two share a deadline), one timer
+        // far beyond.
+        wheel.insert(4_150, 1).unwrap();
+        wheel.insert(4_100, 2).unwrap();
+        wheel.insert(4_150, 3).unwrap();
+        wheel.insert(9_000, 4).unwrap();
+        assert_eq!(
+            fire_all(&mut wheel, 4_200),
+            [(4_100, 2), (4_150, 1), (4_150, 3)]
+        );
+        // A timer inserted after the sweep, behind `now`, still fires, and nothing fires early.
+        wheel.insert(4_180, 5).unwrap();
+        wheel.insert(4_300, 6).unwrap();
+        assert_eq!(fire_all(&mut wheel, 4_250), [(4_180, 5)]);
+        assert_eq!(fire_all(&mut wheel, 9_000), [(4_300, 6), (9_000, 4)]);
     }
 
     #[test]
@@ -624,7 +881,7 @@ mod tests {
                 let mut slots: Vec<WheelSlot<u32>> =
                     (0..TIMERS).map(|_| WheelSlot::new()).collect();
                 let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
-                assert!(core::mem::size_of_val(&wheel) < 4096);
+                assert!(core::mem::size_of_val(&wheel) < 6 * 1024);
                 assert_eq!(wheel.capacity(), TIMERS as usize);
                 for i in 0..TIMERS {
                     wheel.insert(u64::from(i % 5_000) * 7 + 1, i).unwrap();
