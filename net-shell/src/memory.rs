@@ -29,6 +29,25 @@ impl<'a, T: 'a> Memory<'a, T> {
         Self(ManagedSlice::Borrowed(&mut []))
     }
 
+    /// Splits off the last `n` elements (all, if fewer) into a slice of their own, copying
+    /// nothing that stays.
+    pub(crate) fn split_off_back(&mut self, n: usize) -> Self {
+        match &mut self.0 {
+            ManagedSlice::Borrowed(slice) => {
+                let whole = core::mem::take(slice);
+                let keep = whole.len().saturating_sub(n);
+                let (front, back) = whole.split_at_mut(keep);
+                *slice = front;
+                Self(ManagedSlice::Borrowed(back))
+            }
+            #[cfg(feature = "alloc")]
+            ManagedSlice::Owned(vec) => {
+                let keep = vec.len().saturating_sub(n);
+                Self(ManagedSlice::Owned(vec.split_off(keep)))
+            }
+        }
+    }
+
     /// The slice, for smoltcp.
     pub(crate) fn into_managed(self) -> ManagedSlice<'a, T> {
         self.0

@@ -22,7 +22,12 @@ impl Server<'_> {
         let Some(mut dhcp) = self.dhcp else {
             return;
         };
-        match self.sockets.get_mut::<dhcpv4::Socket>(dhcp.handle).poll() {
+        match self
+            .sockets
+            .control
+            .get_mut::<dhcpv4::Socket>(dhcp.handle)
+            .poll()
+        {
             Some(dhcpv4::Event::Configured(lease)) => {
                 info!("DHCP lease: {}", lease.address);
                 apply_address(&mut self.iface, Some((lease.address, lease.router)));

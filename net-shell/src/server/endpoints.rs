@@ -67,9 +67,7 @@ impl Server<'_> {
     /// Records that slot `index` talks to the socket's remote endpoint (replacing what it had).
     pub(super) fn index_endpoint(&mut self, index: usize) {
         self.unindex_endpoint(index);
-        let socket = self
-            .sockets
-            .get::<smoltcp::socket::tcp::Socket>(self.conns[index].socket);
+        let socket = self.sockets.tcp(index, self.conns[index].socket);
         let Some(endpoint) = socket.remote_endpoint().and_then(Endpoint::of) else {
             return;
         };

@@ -14,7 +14,7 @@ impl Server<'_> {
     /// Moves one connection forward: accept, read, execute, reply, arm timers, recycle.
     pub(super) fn service(&mut self, index: usize, now: Tick) {
         let handle = self.conns[index].socket;
-        let state = self.sockets.get::<tcp::Socket>(handle).state();
+        let state = self.sockets.tcp(index, handle).state();
         match self.conns[index].phase {
             Phase::Listening => {
                 if !matches!(
@@ -42,7 +42,7 @@ impl Server<'_> {
                 }
             }
             Phase::Closing => {
-                let socket = self.sockets.get_mut::<tcp::Socket>(handle);
+                let socket = self.sockets.tcp_mut(index, handle);
                 // Discard whatever the peer still sends; it is too late to answer.
                 while socket.can_recv() {
                     if socket.recv(|data| (data.len(), ())).is_err() {
@@ -71,10 +71,7 @@ impl Server<'_> {
             info!("refused a client: maxclients ({}) reached", max_clients);
             self.stats.rejected_connections += 1;
             let handle = self.conns[index].socket;
-            let _ = self
-                .sockets
-                .get_mut::<tcp::Socket>(handle)
-                .send_slice(REFUSAL);
+            let _ = self.sockets.tcp_mut(index, handle).send_slice(REFUSAL);
             self.conns[index].phase = Phase::Open;
             self.begin_close(index, now);
             return;
@@ -83,7 +80,7 @@ impl Server<'_> {
         self.stats.total_connections_received += 1;
         let peer = self
             .sockets
-            .get::<tcp::Socket>(self.conns[index].socket)
+            .tcp(index, self.conns[index].socket)
             .remote_endpoint();
         if let Some(peer) = peer {
             debug!("slot {}: client {} connected", index, peer);
@@ -94,10 +91,7 @@ impl Server<'_> {
             info!("refused a client outside the trusted network: protected mode");
             self.stats.protected_mode_refusals += 1;
             let handle = self.conns[index].socket;
-            let _ = self
-                .sockets
-                .get_mut::<tcp::Socket>(handle)
-                .send_slice(auth::DENIED);
+            let _ = self.sockets.tcp_mut(index, handle).send_slice(auth::DENIED);
             self.conns[index].phase = Phase::Open;
             self.begin_close(index, now);
             return;
@@ -116,7 +110,7 @@ impl Server<'_> {
     /// Sends FIN after any queued replies; aborts later if the peer does not finish.
     pub(super) fn begin_close(&mut self, index: usize, now: Tick) {
         let handle = self.conns[index].socket;
-        self.sockets.get_mut::<tcp::Socket>(handle).close();
+        self.sockets.tcp_mut(index, handle).close();
         // As in Redis, a client we are closing is no longer connected.
         if core::mem::take(&mut self.conns[index].counted) {
             self.stats.connected_clients -= 1;
@@ -133,7 +127,7 @@ impl Server<'_> {
     /// the RST is out ([`listen_again`](Self::listen_again), later in the same poll).
     pub(super) fn recycle(&mut self, index: usize) {
         let handle = self.conns[index].socket;
-        self.sockets.get_mut::<tcp::Socket>(handle).abort();
+        self.sockets.tcp_mut(index, handle).abort();
         let conn = &mut self.conns[index];
         if let Some(id) = conn.timer.take() {
             let _ = self.conn_timers.cancel(id);

@@ -23,28 +23,31 @@
 use smoltcp::socket::{tcp, Socket};
 use timer_core::{Tick, TimerQueue};
 
+use super::shards::SHARD;
 use super::timer_policy::{self, Timeout};
 use super::Server;
 use crate::connection::{Connection, Phase};
 
 impl Server<'_> {
-    /// Times half-open handshakes and counts the sockets still listening; called after every
-    /// SYN. Every new SYN-RECEIVED socket gets a handshake timer (on the `Handshake` list, in
-    /// arrival order) and its peer is indexed, so that the final ACK finds the slot.
+    /// Times half-open handshakes and counts the sockets still listening in shard `shard`;
+    /// called after every SYN that went to it. Every new SYN-RECEIVED socket gets a handshake
+    /// timer (on the `Handshake` list, in arrival order) and its peer is indexed, so that the
+    /// final ACK finds the slot.
     ///
     /// Returns whether a new handshake began (its SYN-ACK is waiting to be sent).
-    pub(super) fn guard_listeners(&mut self, now: Tick) -> bool {
+    pub(super) fn guard_listeners(&mut self, shard: usize, now: Tick) -> bool {
         if self.shutting_down {
             return false;
         }
         let mut new_handshake = false;
         let mut listening = 0;
-        for index in 0..self.conns.len() {
+        let first = shard * SHARD;
+        for index in first..self.conns.len().min(first + SHARD) {
             let conn = &self.conns[index];
             if conn.phase != Phase::Listening {
                 continue;
             }
-            match self.sockets.get::<tcp::Socket>(conn.socket).state() {
+            match self.sockets.tcp(index, conn.socket).state() {
                 tcp::State::Listen => {
                     listening += 1;
                     // A handshake the peer reset: the socket is free again.
@@ -66,7 +69,9 @@ impl Server<'_> {
                 _ => {}
             }
         }
-        self.listening = listening;
+        if let Some(shard) = self.sockets.get_mut(shard) {
+            shard.listening = listening;
+        }
         new_handshake
     }
 
@@ -99,8 +104,7 @@ impl Server<'_> {
         let done = (0..self.conns.len())
             .filter(|&i| {
                 let conn = &self.conns[i];
-                conn.phase == Phase::Closing
-                    && self.sockets.get::<tcp::Socket>(conn.socket).send_queue() == 0
+                conn.phase == Phase::Closing && self.sockets.tcp(i, conn.socket).send_queue() == 0
             })
             .min_by_key(|&i| {
                 self.conns[i]
@@ -128,16 +132,18 @@ impl Server<'_> {
     /// socket out of the set and adding it back starts that state afresh.
     pub(super) fn listen_fresh(&mut self, index: usize) {
         let handle = self.conns[index].socket;
+        let shard = self.sockets.of(index);
         // A slot's handle always names a TCP socket (`new` made it one).
         #[allow(irrefutable_let_patterns)]
-        let Socket::Tcp(mut socket) = self.sockets.remove(handle) else {
+        let Socket::Tcp(mut socket) = shard.sockets.remove(handle) else {
             return;
         };
         socket.abort();
         let _ = socket.listen(self.port);
-        self.conns[index].socket = self.sockets.add(socket);
+        self.conns[index].socket = shard.sockets.add(socket);
+        shard.listening += 1;
+        shard.touch();
         self.unindex_endpoint(index);
-        self.listening += 1;
     }
 
     /// Slots recycled during this poll listen again, now that their RST has gone out
@@ -152,7 +158,7 @@ impl Server<'_> {
         {
             self.conns[index].recycled = false;
             let conn = &self.conns[index];
-            let socket = self.sockets.get::<tcp::Socket>(conn.socket);
+            let socket = self.sockets.tcp(index, conn.socket);
             if conn.phase == Phase::Listening && socket.state() == tcp::State::Closed {
                 self.listen_fresh(index);
             }

@@ -6,6 +6,7 @@ use timer_core::TimeoutSlot;
 
 use super::endpoints::NO_SLOT;
 use super::setup::{BufferSizes, SetupError};
+use super::shards;
 use crate::connection::Connection;
 use crate::memory::{Bytes, Memory};
 
@@ -28,8 +29,8 @@ pub struct ServerMemory<'a> {
 
 impl<'a> ServerMemory<'a> {
     /// The most clients a server has slots for: slots are numbered in a `u16`, one of whose
-    /// values means "none".
-    pub const MAX_CLIENTS: usize = u16::MAX as usize - 1;
+    /// values means "none". Without the `alloc` feature (boards), at most 256.
+    pub const MAX_CLIENTS: usize = shards::MOST_CLIENTS;
 
     /// Memory lent by the caller, for `clients.len()` client slots: `sockets` needs one more
     /// entry than `clients` (for the DHCP socket), `timers` and `write_timers` one per client,

@@ -21,10 +21,11 @@ mod listeners;
 mod memory;
 mod serve;
 mod setup;
+mod shards;
 pub(crate) mod timer_policy;
 mod timers;
 
-use smoltcp::iface::{Config as IfaceConfig, Interface, PollIngressSingleResult, SocketSet};
+use smoltcp::iface::{Config as IfaceConfig, Interface, PollIngressSingleResult};
 use smoltcp::phy::Device;
 use smoltcp::socket::{dhcpv4, tcp};
 use smoltcp::time::Instant;
@@ -44,6 +45,7 @@ use memory::SlotQueue;
 pub use memory::{ClientSlot, ServerMemory};
 use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
+use shards::{Shards, SHARD};
 use timer_policy::Timeout;
 
 /// Most arguments in one command.
@@ -62,7 +64,7 @@ const INGRESS_BUDGET: usize = 256;
 /// (as from Redis) on a spare socket, since smoltcp has no listen backlog to tell us otherwise.
 pub struct Server<'a> {
     iface: Interface,
-    sockets: SocketSet<'a>,
+    sockets: Shards<'a>,
     conns: Memory<'a, Connection<'a>>,
     reply: Memory<'a, u8>,
     store: Store<'a>,
@@ -90,9 +92,8 @@ pub struct Server<'a> {
     recycled: SlotQueue,
     /// Slots serviced since start.
     slot_visits: u64,
-    /// Sockets listening, as last counted: never more than there are (only a SYN takes a
-    /// listening socket, and every SYN is followed by a count), so 0 means "none, or unsure".
-    listening: usize,
+    /// Where to look first for a shard with a socket listening.
+    listen_cursor: usize,
 }
 
 /// The latest time handed to smoltcp: its `Instant` counts microseconds in an `i64` and adds
@@ -142,10 +143,10 @@ impl<'a> Server<'a> {
             IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
         iface_config.random_seed = config.random_seed;
         let mut iface = Interface::new(iface_config, device, instant(now));
-        let mut sockets = SocketSet::new(sockets.into_managed());
+        let mut sockets = Shards::new(sockets, conns.len());
 
         let reply = take(sizes.reply());
-        for conn in conns.iter_mut() {
+        for (index, conn) in conns.iter_mut().enumerate() {
             let rx = take(sizes.rx);
             let tx = take(sizes.tx);
             let input = take(sizes.input);
@@ -155,7 +156,9 @@ impl<'a> Server<'a> {
             );
             socket.set_nagle_enabled(false);
             let _ = socket.listen(config.port);
-            let handle = sockets.add(socket);
+            let shard = sockets.of(index);
+            let handle = shard.sockets.add(socket);
+            shard.listening += 1;
             *conn = Connection::on(handle, input);
         }
 
@@ -168,7 +171,7 @@ impl<'a> Server<'a> {
                 fallback,
                 fallback_after_ms,
             } => Some(DhcpState {
-                handle: sockets.add(dhcpv4::Socket::new()),
+                handle: sockets.control.add(dhcpv4::Socket::new()),
                 fallback,
                 fallback_at: now.saturating_add(fallback_after_ms),
                 leased: false,
@@ -206,7 +209,7 @@ impl<'a> Server<'a> {
             dirty: SlotQueue::EMPTY,
             recycled: SlotQueue::EMPTY,
             slot_visits: 0,
-            listening: 0,
+            listen_cursor: 0,
         })
     }
 
@@ -248,35 +251,39 @@ impl<'a> Server<'a> {
         // at the next poll. Egress only: a frame taken in here would not be served until the
         // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
         // (the device has no frame left to wake the caller).
-        self.iface
-            .poll_egress(instant(now), device, &mut self.sockets);
+        self.sockets
+            .egress(&mut self.iface, now, instant(now), device);
         self.listen_again();
         self.next_poll(now)
     }
 
-    /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. After
-    /// each frame, keeps a socket listening (see [`guard_listeners`](Self::guard_listeners)).
+    /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. Each
+    /// frame is looked at first and handed to the socket set that can take it (see
+    /// [`shards`]); after each SYN, keeps a socket listening (see
+    /// [`guard_listeners`](Self::guard_listeners)).
     fn receive<D: Device + ?Sized>(&mut self, now: Tick, device: &mut D) {
         let mut watched = Watched::new(device, self.port);
         let mut taken_in = 0;
         while taken_in < INGRESS_BUDGET {
-            if self.listening == 0 {
-                // No socket listens (or the count is unsure): look at the next frame before
-                // smoltcp does, and if it opens a handshake, find it a socket. A SYN that finds
-                // no listening socket would get a reset.
-                match watched.peek(instant(now)) {
-                    None => break,
-                    Some(Some(arrival)) if arrival.opens => {
-                        if self.slot_of(arrival.from).is_none() {
-                            self.make_room_for_syn();
-                        }
-                    }
-                    Some(_) => {}
-                }
-            }
-            let taken =
-                self.iface
-                    .poll_ingress_single(instant(now), &mut watched, &mut self.sockets);
+            let Some(arrival) = watched.peek(instant(now)) else {
+                break;
+            };
+            let target = match arrival {
+                Some(arrival) => match self.slot_of(arrival.from) {
+                    Some(index) => Some(index / SHARD),
+                    // A new handshake needs a listening socket; a SYN that finds none gets a
+                    // reset, so make one listen first if none does.
+                    None if arrival.opens => self.listening_shard().or_else(|| {
+                        self.make_room_for_syn();
+                        self.listening_shard()
+                    }),
+                    None => None,
+                },
+                None => None,
+            };
+            let taken = self
+                .sockets
+                .ingress(&mut self.iface, instant(now), &mut watched, target);
             if taken == PollIngressSingleResult::None {
                 break;
             }
@@ -287,18 +294,28 @@ impl<'a> Server<'a> {
             if let Some(index) = self.slot_of(arrival.from) {
                 self.mark(index);
             }
-            if arrival.opens && self.guard_listeners(now) {
-                // Send the new handshake's SYN-ACK now, not after the rest of the batch: in a
-                // flood, later SYNs in the same batch could otherwise evict a real client's
-                // handshake before its SYN-ACK ever left.
-                self.iface
-                    .poll_egress(instant(now), &mut watched, &mut self.sockets);
+            if let (true, Some(shard)) = (arrival.opens, target) {
+                if self.guard_listeners(shard, now) {
+                    // Send the new handshake's SYN-ACK now, not after the rest of the batch:
+                    // in a flood, later SYNs in the same batch could otherwise evict a real
+                    // client's handshake before its SYN-ACK ever left.
+                    self.sockets
+                        .egress_shard(&mut self.iface, instant(now), &mut watched, shard);
+                }
             }
         }
         // The budget ran out: more frames may wait. Serve what came in, then come back at once.
         self.more_frames = taken_in >= INGRESS_BUDGET;
-        self.iface
-            .poll_egress(instant(now), &mut watched, &mut self.sockets);
+        self.sockets
+            .egress(&mut self.iface, now, instant(now), &mut watched);
+    }
+
+    /// A shard with a socket listening (as last counted), if any; the search starts where
+    /// the last one succeeded, so SYNs spread over the shards that listen.
+    fn listening_shard(&mut self) -> Option<usize> {
+        let shard = self.sockets.listening_from(self.listen_cursor)?;
+        self.listen_cursor = shard;
+        Some(shard)
     }
 
     /// Queues slot `index` for service in this poll.
@@ -315,15 +332,19 @@ impl<'a> Server<'a> {
         self.slot_visits
     }
 
+    /// Sockets handed to smoltcp so far, counted once per socket set handed to it (each walks
+    /// its set): with the client sockets in shards of 64, this grows with traffic, not with
+    /// the number of idle connections (for tests and benchmarks).
+    pub fn socket_visits(&self) -> u64 {
+        self.sockets.visits()
+    }
+
     /// When the server next needs [`poll`](Self::poll), without polling.
     pub fn next_poll(&mut self, now: Tick) -> Option<Tick> {
         if self.more_keys_due || self.more_frames {
             return Some(now);
         }
-        let iface = self
-            .iface
-            .poll_at(instant(now), &self.sockets)
-            .map(|at| at.total_millis().max(0) as Tick);
+        let iface = self.sockets.poll_at(&mut self.iface, instant(now));
         [
             iface,
             self.store.next_deadline(),
@@ -366,11 +387,7 @@ impl<'a> Server<'a> {
 
     /// Whether client sockets are listening (true from the first poll with an address).
     pub fn is_listening(&self) -> bool {
-        self.ipv4_address().is_some()
-            && self
-                .conns
-                .iter()
-                .any(|c| self.sockets.get::<tcp::Socket>(c.socket).is_listening())
+        self.ipv4_address().is_some() && self.sockets.listening() > 0
     }
 
     /// The timeouts in force (they may have been changed by `CONFIG SET`).
@@ -393,13 +410,13 @@ impl<'a> Server<'a> {
     /// deadline of your choice).
     pub fn shutdown(&mut self, now: Tick) {
         self.shutting_down = true;
-        self.listening = 0;
+        self.sockets.clear_listening();
         for index in 0..self.conns.len() {
             match self.conns[index].phase {
                 Phase::Open => self.begin_close(index, now),
                 Phase::Listening => {
                     let handle = self.conns[index].socket;
-                    self.sockets.get_mut::<tcp::Socket>(handle).abort();
+                    self.sockets.tcp_mut(index, handle).abort();
                 }
                 Phase::Closing => {}
             }

@@ -1,7 +1,6 @@
 //! Serving one connection: read what fits, parse, execute, reply, until the input runs out or
 //! the send buffer is full.
 
-use smoltcp::socket::tcp;
 use timer_core::Tick;
 
 use super::{Server, MAX_ARGS};
@@ -22,8 +21,7 @@ impl Server<'_> {
         let had_input = self.conns[index].input_len > 0;
         // The client took reply bytes since the last look: the write timeout starts over.
         // (Measured before this round's replies are queued, which would hide it.)
-        if self.sockets.get::<tcp::Socket>(handle).send_queue() < self.conns[index].last_send_queue
-        {
+        if self.sockets.tcp(index, handle).send_queue() < self.conns[index].last_send_queue {
             self.conns[index].write_since = Some(now);
         }
         let mut executed = false;
@@ -33,7 +31,7 @@ impl Server<'_> {
             // Pull what fits into the input buffer.
             {
                 let conn = &mut self.conns[index];
-                let socket = self.sockets.get_mut::<tcp::Socket>(handle);
+                let socket = self.sockets.tcp_mut(index, handle);
                 while conn.input_len < conn.input.len() && socket.can_recv() {
                     match socket.recv_slice(&mut conn.input[conn.input_len..]) {
                         Ok(0) | Err(_) => break,
@@ -41,7 +39,7 @@ impl Server<'_> {
                     }
                 }
             }
-            let socket = self.sockets.get::<tcp::Socket>(handle);
+            let socket = self.sockets.tcp(index, handle);
             if socket.send_capacity() - socket.send_queue() < reply_room {
                 blocked = true; // back-pressure: wait until the client reads
                 break;
@@ -57,7 +55,7 @@ impl Server<'_> {
                 let written = out.written().len();
                 let _ = self
                     .sockets
-                    .get_mut::<tcp::Socket>(handle)
+                    .tcp_mut(index, handle)
                     .send_slice(&self.reply[..written]);
                 continue;
             }
@@ -75,10 +73,7 @@ impl Server<'_> {
                 Ok(Parsed::Incomplete) => {
                     if filled == conn.input.len() {
                         // A request larger than the input buffer can never complete.
-                        let _ = self
-                            .sockets
-                            .get_mut::<tcp::Socket>(handle)
-                            .send_slice(TOO_BIG);
+                        let _ = self.sockets.tcp_mut(index, handle).send_slice(TOO_BIG);
                         info!(
                             "slot {}: request larger than the input buffer, closing",
                             index
@@ -139,7 +134,7 @@ impl Server<'_> {
             }
             let _ = self
                 .sockets
-                .get_mut::<tcp::Socket>(handle)
+                .tcp_mut(index, handle)
                 .send_slice(&self.reply[..written]);
             self.conns[index].consume(consumed);
             if close {
@@ -147,7 +142,7 @@ impl Server<'_> {
             }
         }
 
-        let socket = self.sockets.get::<tcp::Socket>(handle);
+        let socket = self.sockets.tcp(index, handle);
         // The peer will send no more: once the input is used up (or only half a command that
         // can never complete is left), there is nothing left to do. Commands held up by
         // back-pressure are still answered; TCP's half-close ends only the peer's sending.

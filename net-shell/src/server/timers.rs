@@ -100,7 +100,7 @@ impl Server<'_> {
                         self.begin_close(index, now);
                     }
                     (Timeout::Handshake, Phase::Listening)
-                        if self.sockets.get::<tcp::Socket>(conn.socket).state()
+                        if self.sockets.tcp(index, conn.socket).state()
                             == tcp::State::SynReceived =>
                     {
                         debug!("slot {}: handshake timeout, listening again", index);

@@ -1,0 +1,72 @@
+//! Client sockets in shards of 64 socket sets, on the simulated network: every frame reaches
+//! the socket it is for whichever shard holds it, SYNs find a listening socket in any shard,
+//! and the sockets smoltcp walks per request do not grow with the number of idle clients.
+
+use host_tests::sim::{self, Reply, Sim};
+use net_shell::Timeouts;
+
+/// 150 slots: three shards (64, 64, 22), 149 clients served.
+type Three = Sim<150, 256, 65536>;
+
+#[test]
+fn clients_in_every_shard_are_served_and_refused_past_the_slots() {
+    let mut sim: Three = Sim::new(Timeouts::DEFAULT);
+    let clients: Vec<_> = (0..149).map(|_| sim.connect_ready()).collect();
+    for (i, &c) in clients.iter().enumerate() {
+        let (key, value) = (format!("k{i}"), format!("v{i}"));
+        assert_eq!(sim.request(c, &["SET", &key, &value]), Reply::ok(), "{i}");
+    }
+    for (i, &c) in clients.iter().enumerate().rev() {
+        let key = format!("k{i}");
+        assert_eq!(
+            sim.request(c, &["GET", &key]),
+            Reply::bulk(&format!("v{i}")),
+            "{i}"
+        );
+    }
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    // Slots freed in the first and the last shard take new clients.
+    for &c in [clients[0], clients[1], clients[148]].iter() {
+        assert_eq!(sim.request(c, &["QUIT"]), Reply::ok());
+        assert!(sim.closed_by_server(c));
+        sim.close(c);
+    }
+    sim.settle();
+    for _ in 0..3 {
+        let c = sim.connect_ready();
+        assert_eq!(sim.request(c, &["DBSIZE"]), Reply::Int(149));
+    }
+    let info = sim.request(clients[70], &["INFO", "clients"]).text();
+    assert_eq!(sim::info_field(&info, "connected_clients"), 149);
+}
+
+/// The sockets smoltcp walks for 20 requests from one client: the same with 250 idle clients
+/// in five shards as with none, and fewer than the three walks over all 300 sockets each
+/// request would cost in one socket set (a segment in, the reply out, the client's ACK in).
+#[test]
+fn smoltcp_walks_per_request_do_not_grow_with_idle_clients() {
+    fn visits_for_requests(idle: usize) -> u64 {
+        let mut sim: Sim<300, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+        let active = sim.connect_ready();
+        let _idle: Vec<_> = (0..idle).map(|_| sim.connect_ready()).collect();
+        sim.settle();
+        let before = sim.server.socket_visits();
+        for i in 0..20 {
+            let value = i.to_string();
+            assert_eq!(sim.request(active, &["SET", "k", &value]), Reply::ok());
+        }
+        let visits = sim.server.socket_visits() - before;
+        assert!(
+            visits < 20 * 3 * 300,
+            "{visits} socket visits for 20 requests"
+        );
+        visits
+    }
+    let without = visits_for_requests(0);
+    let with = visits_for_requests(250);
+    assert_eq!(with, without, "with 250 idle: {with}; without: {without}");
+}

@@ -1,0 +1,233 @@
+//! The client sockets, in shards of [`SHARD`] socket sets, so that no step of a poll walks every
+//! socket.
+//!
+//! smoltcp walks the whole socket set it is given: to find the socket a segment is for, to
+//! send what sockets have queued, and to say when it next needs a poll. Over one set of 10,000
+//! sockets that is most of the cost of every request. Split into sets of 64, each step walks
+//! one shard: a frame goes to the shard of the slot it is for (the server looks at each frame
+//! first, and indexes peers by endpoint), or of a slot that listens (a SYN); egress and the
+//! next poll time look only at shards that had traffic or have a smoltcp deadline due.
+//! Everything else (ARP, ICMP, DHCP, segments for no slot) goes to a control set with the DHCP
+//! socket, where smoltcp answers it as it would with every socket present (a reset for a
+//! segment no socket takes).
+
+use smoltcp::iface::{Interface, PollIngressSingleResult, SocketHandle, SocketSet, SocketStorage};
+use smoltcp::phy::Device;
+use smoltcp::socket::tcp;
+use smoltcp::time::Instant;
+use timer_core::Tick;
+
+use crate::memory::Memory;
+
+/// Client sockets per shard.
+pub(crate) const SHARD: usize = 64;
+
+/// Most shards without the `alloc` feature (boards): 256 client slots.
+#[cfg(not(feature = "alloc"))]
+const MAX_SHARDS: usize = 4;
+
+#[cfg(feature = "alloc")]
+type ShardList<'a> = alloc::vec::Vec<Shard<'a>>;
+#[cfg(not(feature = "alloc"))]
+type ShardList<'a> = heapless::Vec<Shard<'a>, MAX_SHARDS>;
+
+/// One shard: a socket set and what the server knows of it without walking it.
+pub(super) struct Shard<'a> {
+    pub(super) sockets: SocketSet<'a>,
+    /// Client slots in it.
+    size: usize,
+    /// When smoltcp next needs this shard polled (as of its last poll).
+    poll_at: Option<Tick>,
+    /// Something happened in it this poll: send what it has queued.
+    touched: bool,
+    /// Its sockets listening, as last counted.
+    pub(super) listening: usize,
+}
+
+/// The client sockets in shards, and the control set.
+pub(super) struct Shards<'a> {
+    shards: ShardList<'a>,
+    pub(super) control: SocketSet<'a>,
+    /// A frame went to the control set (an ARP reply, say): a shard waiting on a neighbour may
+    /// be able to send now, before the time it last gave.
+    control_traffic: bool,
+    /// Sockets in the sets handed to smoltcp so far (what its walks cost).
+    visits: u64,
+}
+
+/// Shards needed for `clients` client slots.
+pub(super) const fn count_for(clients: usize) -> usize {
+    clients.div_ceil(SHARD)
+}
+
+/// The most client slots: slots are numbered in a `u16`, one of whose values means "none";
+/// without the `alloc` feature (boards), the shard list is a fixed array.
+#[cfg(feature = "alloc")]
+pub(super) const MOST_CLIENTS: usize = u16::MAX as usize - 1;
+#[cfg(not(feature = "alloc"))]
+pub(super) const MOST_CLIENTS: usize = MAX_SHARDS * SHARD;
+
+impl<'a> Shards<'a> {
+    /// Splits `storage` (one entry per client slot, then at least one more) into the control
+    /// set (the entries past the client slots) and shards of [`SHARD`] client slots.
+    pub(super) fn new(mut storage: Memory<'a, SocketStorage<'a>>, clients: usize) -> Self {
+        let control = storage.split_off_back(storage.len().saturating_sub(clients));
+        let mut shards = ShardList::new();
+        // From the back, so that owned storage moves each entry once.
+        for shard in (0..count_for(clients)).rev() {
+            let size = clients.min((shard + 1) * SHARD) - shard * SHARD;
+            let part = storage.split_off_back(size);
+            #[allow(
+                clippy::let_unit_value,
+                reason = "a `Vec` with `alloc`, else a `heapless::Vec`"
+            )]
+            let _ = shards.push(Shard {
+                sockets: SocketSet::new(part.into_managed()),
+                size,
+                poll_at: None,
+                touched: false,
+                listening: 0,
+            });
+        }
+        shards.reverse();
+        Self {
+            shards,
+            control: SocketSet::new(control.into_managed()),
+            control_traffic: false,
+            visits: 0,
+        }
+    }
+
+    /// The shard of client slot `index`.
+    pub(super) fn of(&mut self, index: usize) -> &mut Shard<'a> {
+        let shard = index / SHARD;
+        &mut self.shards[shard]
+    }
+
+    /// The shard with this number.
+    pub(super) fn get_mut(&mut self, shard: usize) -> Option<&mut Shard<'a>> {
+        self.shards.get_mut(shard)
+    }
+
+    /// Client slot `index`'s socket.
+    pub(super) fn tcp(&self, index: usize, handle: SocketHandle) -> &tcp::Socket<'a> {
+        self.shards[index / SHARD].sockets.get(handle)
+    }
+
+    /// Client slot `index`'s socket, to change.
+    pub(super) fn tcp_mut(&mut self, index: usize, handle: SocketHandle) -> &mut tcp::Socket<'a> {
+        let shard = &mut self.shards[index / SHARD];
+        shard.touched = true;
+        shard.sockets.get_mut(handle)
+    }
+
+    /// Takes in one frame from `device` with the sockets of shard `target` (the control set
+    /// for `None`: a frame no client slot takes).
+    pub(super) fn ingress<D: Device + ?Sized>(
+        &mut self,
+        iface: &mut Interface,
+        at: Instant,
+        device: &mut D,
+        target: Option<usize>,
+    ) -> PollIngressSingleResult {
+        match target.and_then(|shard| self.shards.get_mut(shard)) {
+            Some(shard) => {
+                shard.touched = true;
+                self.visits += shard.size as u64;
+                iface.poll_ingress_single(at, device, &mut shard.sockets)
+            }
+            None => {
+                self.control_traffic = true;
+                self.visits += 1;
+                iface.poll_ingress_single(at, device, &mut self.control)
+            }
+        }
+    }
+
+    /// Sends what shard `shard` has queued, now.
+    pub(super) fn egress_shard<D: Device + ?Sized>(
+        &mut self,
+        iface: &mut Interface,
+        at: Instant,
+        device: &mut D,
+        shard: usize,
+    ) {
+        if let Some(shard) = self.shards.get_mut(shard) {
+            self.visits += shard.size as u64;
+            iface.poll_egress(at, device, &mut shard.sockets);
+        }
+    }
+
+    /// Sockets in the sets handed to smoltcp so far: what its walks over them cost.
+    pub(super) fn visits(&self) -> u64 {
+        self.visits
+    }
+
+    /// Sends what the control set and every touched or due shard have queued (after control
+    /// traffic, every shard waiting for anything), and notes when each next needs a poll.
+    pub(super) fn egress<D: Device + ?Sized>(
+        &mut self,
+        iface: &mut Interface,
+        now: Tick,
+        at: Instant,
+        device: &mut D,
+    ) {
+        iface.poll_egress(at, device, &mut self.control);
+        self.visits += 1;
+        let waiting_may_go = core::mem::take(&mut self.control_traffic);
+        for shard in self.shards.iter_mut() {
+            let due = shard
+                .poll_at
+                .is_some_and(|due| due <= now || waiting_may_go);
+            if shard.touched || due {
+                shard.touched = false;
+                self.visits += 2 * shard.size as u64;
+                iface.poll_egress(at, device, &mut shard.sockets);
+                shard.poll_at = iface
+                    .poll_at(at, &shard.sockets)
+                    .map(|due| due.total_millis().max(0) as Tick);
+            }
+        }
+    }
+
+    /// When smoltcp next needs a poll, over the control set and every shard (as of each
+    /// shard's last egress).
+    pub(super) fn poll_at(&mut self, iface: &mut Interface, at: Instant) -> Option<Tick> {
+        self.visits += 1;
+        let control = iface
+            .poll_at(at, &self.control)
+            .map(|due| due.total_millis().max(0) as Tick);
+        self.shards
+            .iter()
+            .filter_map(|shard| shard.poll_at)
+            .chain(control)
+            .min()
+    }
+
+    /// Sockets listening, as last counted in each shard.
+    pub(super) fn listening(&self) -> usize {
+        self.shards.iter().map(|shard| shard.listening).sum()
+    }
+
+    /// No socket listens any more (shutdown).
+    pub(super) fn clear_listening(&mut self) {
+        for shard in self.shards.iter_mut() {
+            shard.listening = 0;
+        }
+    }
+
+    /// A shard with a socket listening, as last counted, looking from `from` on.
+    pub(super) fn listening_from(&self, from: usize) -> Option<usize> {
+        let count = self.shards.len();
+        (0..count)
+            .map(|i| (from + i) % count)
+            .find(|&k| self.shards[k].listening > 0)
+    }
+}
+
+impl Shard<'_> {
+    /// Marks the shard as having something to send.
+    pub(super) fn touch(&mut self) {
+        self.touched = true;
+    }
+}
