@@ -1,87 +1,74 @@
 //! An indexed d-ary min-heap.
+//!
+//! The heap array holds whole timers (deadline, order, handle slot, value), so comparisons and
+//! moves never leave it; beside each array position sits one handle slot (generation and the
+//! position of its timer in the array). When a timer moves, its handle slot's position is
+//! written with a plain store: no load of the slot first, so a sift does not wait on a cache
+//! miss per level it moves a timer.
 
 use core::num::NonZeroU32;
 
-use crate::arena::{Arena, Cell, Node, Slot, NIL};
+use crate::arena::{position, MAX_CAPACITY, NIL};
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
-/// A timer's value and where its key sits in the heap.
-pub(crate) struct HeapNode<T> {
-    value: T,
-    generation: NonZeroU32,
-    position: u32,
-}
-
-impl<T> Node for HeapNode<T> {
-    fn generation(&self) -> NonZeroU32 {
-        self.generation
-    }
-}
-
-/// The ordering key, kept in heap order so comparisons never leave the keys. Halves of `u32` so
-/// that a [`HeapSlot`] is 32 bytes for a `u32` value (a `u64` field would align it to 40).
-#[derive(Clone, Copy)]
-struct Key {
-    deadline: [u32; 2],
+/// One timer in the heap array, ordered by deadline, then insertion.
+struct Entry<T> {
+    deadline: Tick,
     /// Insertion order, to fire equal deadlines first-in first-out. 64 bits: never wraps.
-    seq: [u32; 2],
-    index: u32,
+    seq: u64,
+    /// The timer's handle slot (its number: position + 1).
+    slot: NonZeroU32,
+    value: T,
 }
 
+impl<T> Entry<T> {
+    /// The sort key, deadline then order, as one number: comparing two is branch-free.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.deadline) << 64) | u128::from(self.seq)
+    }
+}
+
+/// The key of the entry at `at` (`u128::MAX` for none: never the smallest).
 #[inline]
-fn join(halves: [u32; 2]) -> u64 {
-    (u64::from(halves[1]) << 32) | u64::from(halves[0])
+fn key_at<T>(slots: &[HeapSlot<T>], at: usize) -> u128 {
+    slots[at].entry.as_ref().map_or(u128::MAX, Entry::key)
 }
 
-#[inline]
-fn split(value: u64) -> [u32; 2] {
-    [value as u32, (value >> 32) as u32]
+/// A handle slot: the generation of its timer, odd while the timer is pending and even while
+/// the slot is free (0: never used, or retired); and, while pending, the timer's place in the
+/// heap array, while free the next free slot.
+#[derive(Clone, Copy)]
+struct Handle {
+    generation: u32,
+    link: u32,
 }
 
-impl Key {
-    /// All zero bytes.
+impl Handle {
+    /// A never-used slot: all zero bytes.
     const EMPTY: Self = Self {
-        deadline: [0; 2],
-        seq: [0; 2],
-        index: NIL,
+        generation: 0,
+        link: NIL,
     };
-
-    #[inline]
-    fn new(deadline: Tick, seq: u64, index: u32) -> Self {
-        Self {
-            deadline: split(deadline),
-            seq: split(seq),
-            index,
-        }
-    }
-
-    #[inline]
-    fn deadline(&self) -> Tick {
-        join(self.deadline)
-    }
-
-    #[inline]
-    fn before(&self, other: &Self) -> bool {
-        (self.deadline(), join(self.seq)) < (other.deadline(), join(other.seq))
-    }
 }
 
-/// One timer's storage in a [`TimerHeapOn`]: 32 bytes for a `u32` value (a heap key and the
-/// timer's node; the key at heap position `p` and the node of slot `p` share a `HeapSlot`).
+/// One slot of a [`TimerHeapOn`]'s storage: 32 bytes for a `u32` value. Slot `p` holds the timer
+/// at heap position `p` (24 bytes: deadline, order, handle, value) and handle slot `p` (8 bytes:
+/// generation, position).
 ///
 /// An inline [`TimerHeap<T, N>`] holds `N` of them; for a heap sized at run time, make a slice of
 /// them (`HeapSlot::new()` is an empty one) and hand it to [`TimerHeapOn::with_storage`].
 pub struct HeapSlot<T> {
-    key: Key,
-    node: Slot<HeapNode<T>>,
+    entry: Option<Entry<T>>,
+    handle: Handle,
 }
 
 impl<T> HeapSlot<T> {
     /// An empty slot (all zero bytes).
     pub const fn new() -> Self {
         Self {
-            key: Key::EMPTY,
-            node: Slot::EMPTY,
+            entry: None,
+            handle: Handle::EMPTY,
         }
     }
 }
@@ -89,21 +76,6 @@ impl<T> HeapSlot<T> {
 impl<T> Default for HeapSlot<T> {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl<T> Cell for HeapSlot<T> {
-    type Node = HeapNode<T>;
-    const EMPTY: Self = Self::new();
-
-    #[inline]
-    fn slot(&self) -> &Slot<Self::Node> {
-        &self.node
-    }
-
-    #[inline]
-    fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
-        &mut self.node
     }
 }
 
@@ -115,12 +87,16 @@ pub type TimerHeap<T, const N: usize, const D: usize = 4> = TimerHeapOn<T, [Heap
 /// [`HeapSlot`]s (inline: [`TimerHeap<T, N, D>`]; a slice the caller owns:
 /// [`with_storage`](Self::with_storage)).
 ///
-/// O(log n) insert, cancel and reschedule (each timer knows its heap position, so cancel needs no
-/// search and no lazy deletion), O(1) next deadline, which is always exact. Equal deadlines fire
-/// in insertion order. The arity is a parameter so it can be measured: the benchmark in
-/// `host-tests` runs `D = 2` and `D = 4` side by side, and 4 won (see the repository README).
+/// O(log n) insert, cancel and reschedule (each timer's handle knows its heap position, so
+/// cancel needs no search and no lazy deletion), O(1) next deadline, which is always exact.
+/// Equal deadlines fire in insertion order. The arity is a parameter so it can be measured: the
+/// benchmark in `host-tests` runs `D = 2` and `D = 4` side by side, and 4 won (see the
+/// repository README).
 ///
-/// Memory: 32 bytes per slot for a `u32` value (20-byte key + 12-byte node).
+/// The heap array holds the timers themselves, values included, so a sift moves values too:
+/// cheap for small values (a handle, an index), the intended use.
+///
+/// Memory: 32 bytes per slot for a `u32` value (a 24-byte heap entry and an 8-byte handle).
 ///
 /// # Examples
 ///
@@ -149,9 +125,15 @@ pub type TimerHeap<T, const N: usize, const D: usize = 4> = TimerHeapOn<T, [Heap
 /// assert_eq!(heap.next_deadline(), Some(9));
 /// ```
 pub struct TimerHeapOn<T, S, const D: usize = 4> {
-    nodes: Arena<HeapSlot<T>, S>,
+    slots: S,
+    /// Timers pending: the heap array is positions `0..len`.
     len: usize,
     next_seq: u64,
+    /// The first free handle slot (number, `NIL`: none) ...
+    free_head: u32,
+    /// ... and, past the free list, handle slots never used: numbers above this.
+    unused_from: u32,
+    _value: core::marker::PhantomData<fn() -> T>,
 }
 
 impl<T, const N: usize, const D: usize> Default for TimerHeap<T, N, D> {
@@ -165,15 +147,25 @@ impl<T, S, const D: usize> TimerHeapOn<T, S, D> {
 }
 
 impl<T, const N: usize, const D: usize> TimerHeap<T, N, D> {
+    const CAPACITY_FITS: () = assert!(
+        N <= MAX_CAPACITY,
+        "timer-core: capacity must be below u32::MAX"
+    );
+
     /// An empty heap of `N` timers: all zero bytes, and `const`, so it can live in a `static`
     /// (in `.bss`).
     pub const fn new() -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::ARITY_IN_RANGE;
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CAPACITY_FITS;
         Self {
-            nodes: Arena::new(),
+            slots: [const { HeapSlot::new() }; N],
             len: 0,
             next_seq: 0,
+            free_head: NIL,
+            unused_from: 0,
+            _value: core::marker::PhantomData,
         }
     }
 }
@@ -199,19 +191,25 @@ impl<T, const D: usize> TimerHeapOn<T, alloc::boxed::Box<[HeapSlot<T>]>, D> {
 impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerHeapOn<T, S, D> {
     /// An empty heap over `storage`, which holds one timer per slot: its capacity is
     /// `storage`'s length. O(capacity): every slot is emptied (values left in it are dropped).
-    pub fn with_storage(storage: S) -> Self {
+    pub fn with_storage(mut storage: S) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::ARITY_IN_RANGE;
+        for slot in storage.as_mut() {
+            *slot = HeapSlot::new();
+        }
         Self {
-            nodes: Arena::with_storage(storage),
+            slots: storage,
             len: 0,
             next_seq: 0,
+            free_head: NIL,
+            unused_from: 0,
+            _value: core::marker::PhantomData,
         }
     }
 
     /// Gives the storage back (for reuse), dropping every pending timer.
     pub fn into_storage(self) -> S {
-        self.nodes.into_storage()
+        self.slots
     }
 
     fn next_seq(&mut self) -> u64 {
@@ -221,139 +219,261 @@ impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerHeapOn<T, S, D> {
     }
 
     #[inline]
-    fn key(&self, position: usize) -> Key {
-        self.nodes.cells()[position].key
+    fn slots(&self) -> &[HeapSlot<T>] {
+        self.slots.as_ref()
     }
 
     #[inline]
-    fn place(&mut self, position: usize, key: Key) {
-        self.nodes.cells_mut()[position].key = key;
-        if let Some(node) = self.nodes.get_mut(key.index) {
-            node.position = position as u32;
-        }
+    fn slots_mut(&mut self) -> &mut [HeapSlot<T>] {
+        self.slots.as_mut()
     }
 
-    fn sift_up(&mut self, mut position: usize) {
-        let key = self.key(position);
-        while position > 0 {
-            let parent = (position - 1) / D;
-            let above = self.key(parent);
-            if !key.before(&above) {
-                break;
-            }
-            self.place(position, above);
-            position = parent;
-        }
-        self.place(position, key);
+    /// The heap position of the timer `id` names, if it is pending.
+    #[inline]
+    fn position_of(&self, id: TimerId) -> Option<usize> {
+        let handle = self.slots().get(position(id.slot()))?.handle;
+        // Pending generations are odd, so a match means pending.
+        (handle.generation == id.generation()).then_some(handle.link as usize)
     }
 
-    fn sift_down(&mut self, mut position: usize) {
-        let key = self.key(position);
-        let len = self.len;
-        loop {
-            let first = D * position + 1;
-            if first >= len {
-                break;
-            }
-            let end = (first + D).min(len);
-            let cells = self.nodes.cells();
-            let mut best = first;
-            let mut best_key = cells[first].key;
-            for (child, cell) in cells.iter().enumerate().take(end).skip(first + 1) {
-                if cell.key.before(&best_key) {
-                    best = child;
-                    best_key = cell.key;
-                }
-            }
-            if !best_key.before(&key) {
-                break;
-            }
-            self.place(position, best_key);
-            position = best;
-        }
-        self.place(position, key);
-    }
-
-    /// Restores heap order around `position` after its key changed.
-    fn repair(&mut self, position: usize) {
-        if position > 0 && self.key(position).before(&self.key((position - 1) / D)) {
-            self.sift_up(position);
+    /// Takes a free handle slot for a timer about to go to heap position `at`: its number and
+    /// new (odd) generation.
+    fn allocate(&mut self, at: usize) -> Option<(NonZeroU32, NonZeroU32)> {
+        let capacity = self.capacity();
+        let number = if self.free_head != NIL {
+            self.free_head
+        } else if (self.unused_from as usize) < capacity {
+            self.unused_from + 1
         } else {
-            self.sift_down(position);
+            return None;
+        };
+        let free_head = self.free_head;
+        let handle = &mut self.slots.as_mut().get_mut(position(number))?.handle;
+        // A free slot's generation is even and below u32::MAX: this cannot wrap.
+        let generation = NonZeroU32::new(handle.generation | 1)?;
+        let next_free = handle.link;
+        *handle = Handle {
+            generation: generation.get(),
+            link: at as u32,
+        };
+        if free_head != NIL {
+            self.free_head = next_free;
+        } else {
+            self.unused_from += 1;
+        }
+        Some((NonZeroU32::new(number)?, generation))
+    }
+
+    /// Frees handle slot `number`, whose timer has left the heap; a slot whose generation would
+    /// wrap is retired instead (never reused), so old handles stay stale for good.
+    fn release(&mut self, number: u32) {
+        let free_head = self.free_head;
+        let Some(slot) = self.slots.as_mut().get_mut(position(number)) else {
+            return;
+        };
+        let handle = &mut slot.handle;
+        if handle.generation == u32::MAX {
+            *handle = Handle::EMPTY;
+            return;
+        }
+        *handle = Handle {
+            generation: handle.generation + 1,
+            link: free_head,
+        };
+        self.free_head = number;
+    }
+
+    /// Puts `entry` at heap position `at` and tells its handle.
+    #[inline]
+    fn place(slots: &mut [HeapSlot<T>], at: usize, entry: Entry<T>) {
+        let number = entry.slot.get();
+        slots[at].entry = Some(entry);
+        if let Some(slot) = slots.get_mut(position(number)) {
+            slot.handle.link = at as u32;
         }
     }
 
-    /// Removes the key at `position` and frees its timer.
-    fn remove_at(&mut self, position: usize) -> Option<Expired<T>> {
-        let key = self.key(position);
-        self.len -= 1;
-        if position != self.len {
-            let last = self.key(self.len);
-            self.place(position, last);
-            self.repair(position);
+    /// Moves the entry at `from` (which must hold one) up to the hole at `to`.
+    #[inline]
+    fn shift(slots: &mut [HeapSlot<T>], from: usize, to: usize) {
+        if let Some(entry) = slots[from].entry.take() {
+            Self::place(slots, to, entry);
         }
-        let (id, node) = self.nodes.release_with_id(key.index)?;
+    }
+
+    /// Sifts `entry` up from the hole at `at` and places it.
+    fn sift_up(&mut self, mut at: usize, entry: Entry<T>) {
+        let key = entry.key();
+        let slots = self.slots.as_mut();
+        while at > 0 {
+            let parent = (at - 1) / D;
+            if key >= key_at(slots, parent) {
+                break;
+            }
+            Self::shift(slots, parent, at);
+            at = parent;
+        }
+        Self::place(slots, at, entry);
+    }
+
+    /// The child of `at` with the smallest key, and that key, if `at` has children. The choice
+    /// among the children is made with selects, not branches: which child wins is a coin toss
+    /// the branch predictor would lose.
+    #[inline]
+    fn least_child(slots: &[HeapSlot<T>], at: usize, len: usize) -> Option<(usize, u128)> {
+        let first = D * at + 1;
+        if first >= len {
+            return None;
+        }
+        let mut best = first;
+        let mut best_key = key_at(slots, first);
+        if first + D <= len {
+            // All D children: a fixed count the compiler unrolls.
+            for child in first + 1..first + D {
+                let key = key_at(slots, child);
+                let less = key < best_key;
+                best = if less { child } else { best };
+                best_key = if less { key } else { best_key };
+            }
+        } else {
+            for child in first + 1..len {
+                let key = key_at(slots, child);
+                let less = key < best_key;
+                best = if less { child } else { best };
+                best_key = if less { key } else { best_key };
+            }
+        }
+        Some((best, best_key))
+    }
+
+    /// Sifts `entry` down from the hole at `at` and places it.
+    fn sift_down(&mut self, mut at: usize, entry: Entry<T>) {
+        let key = entry.key();
+        let len = self.len;
+        let slots = self.slots.as_mut();
+        while let Some((child, child_key)) = Self::least_child(slots, at, len) {
+            if child_key >= key {
+                break;
+            }
+            Self::shift(slots, child, at);
+            at = child;
+        }
+        Self::place(slots, at, entry);
+    }
+
+    /// Fills the hole at the root with `entry` (the heap's last), bottom-up (Floyd): the hole
+    /// goes down to a leaf along the least children, with no comparison against `entry`, which
+    /// then sifts up from there, usually not far, since it came from the bottom.
+    fn refill_root(&mut self, entry: Entry<T>) {
+        let len = self.len;
+        let slots = self.slots.as_mut();
+        let mut at = 0;
+        while let Some((child, _)) = Self::least_child(slots, at, len) {
+            Self::shift(slots, child, at);
+            at = child;
+        }
+        self.sift_up(at, entry);
+    }
+
+    /// Puts `entry` into the hole at `at` and restores heap order around it.
+    fn repair(&mut self, at: usize, entry: Entry<T>) {
+        if at > 0 && entry.key() < key_at(self.slots(), (at - 1) / D) {
+            self.sift_up(at, entry);
+        } else if at == 0 {
+            self.refill_root(entry);
+        } else {
+            self.sift_down(at, entry);
+        }
+    }
+
+    /// Removes the timer at heap position `at` and frees its handle.
+    fn remove_at(&mut self, at: usize) -> Option<Expired<T>> {
+        let entry = self.slots_mut().get_mut(at)?.entry.take()?;
+        self.len -= 1;
+        if at != self.len {
+            let len = self.len;
+            if let Some(last) = self.slots_mut()[len].entry.take() {
+                self.repair(at, last);
+            }
+        }
+        let number = entry.slot.get();
+        let generation = NonZeroU32::new(self.slots().get(position(number))?.handle.generation)?;
+        self.release(number);
         Some(Expired {
-            id,
-            deadline: key.deadline(),
-            value: node.value,
+            id: TimerId::new(number, generation),
+            deadline: entry.deadline,
+            value: entry.value,
         })
     }
 
-    fn position_of(&self, id: TimerId) -> Option<usize> {
-        self.nodes.live(id).map(|node| node.position as usize)
+    fn entry(&self, id: TimerId) -> Option<&Entry<T>> {
+        let at = self.position_of(id)?;
+        self.slots().get(at)?.entry.as_ref()
     }
 }
 
 impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerQueue<T> for TimerHeapOn<T, S, D> {
     fn insert(&mut self, deadline: Tick, value: T) -> Result<TimerId, Full<T>> {
-        let position = self.len;
-        let id = self
-            .nodes
-            .allocate(value, |value, generation| HeapNode {
-                value,
-                generation,
-                position: position as u32,
-            })
-            .map_err(Full)?;
+        let at = self.len;
+        let Some((slot, generation)) = self.allocate(at) else {
+            return Err(Full(value));
+        };
         let seq = self.next_seq();
-        self.nodes.cells_mut()[position].key = Key::new(deadline, seq, id.slot());
         self.len += 1;
-        self.sift_up(position);
-        Ok(id)
+        let entry = Entry {
+            deadline,
+            seq,
+            slot,
+            value,
+        };
+        self.sift_up(at, entry);
+        Ok(TimerId::new(slot.get(), generation))
     }
 
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
-        let position = self.position_of(id).ok_or(StaleTimer)?;
-        self.remove_at(position)
+        let at = self.position_of(id).ok_or(StaleTimer)?;
+        self.remove_at(at)
             .map(|expired| expired.value)
             .ok_or(StaleTimer)
     }
 
     fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
-        let position = self.position_of(id).ok_or(StaleTimer)?;
+        let at = self.position_of(id).ok_or(StaleTimer)?;
         let seq = self.next_seq();
-        let key = &mut self.nodes.cells_mut()[position].key;
-        key.deadline = split(deadline);
-        key.seq = split(seq);
-        self.repair(position);
+        let mut entry = self
+            .slots_mut()
+            .get_mut(at)
+            .and_then(|slot| slot.entry.take())
+            .ok_or(StaleTimer)?;
+        entry.deadline = deadline;
+        entry.seq = seq;
+        self.repair(at, entry);
         Ok(())
     }
 
     fn deadline(&self, id: TimerId) -> Option<Tick> {
-        self.position_of(id).map(|p| self.key(p).deadline())
+        self.entry(id).map(|entry| entry.deadline)
     }
 
     fn get(&self, id: TimerId) -> Option<&T> {
-        self.nodes.live(id).map(|node| &node.value)
+        self.entry(id).map(|entry| &entry.value)
     }
 
     fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
-        self.nodes.live_mut(id).map(|node| &mut node.value)
+        let at = self.position_of(id)?;
+        self.slots_mut()
+            .get_mut(at)?
+            .entry
+            .as_mut()
+            .map(|entry| &mut entry.value)
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        (self.len > 0).then(|| self.key(0).deadline())
+        self.slots()
+            .first()?
+            .entry
+            .as_ref()
+            .map(|entry| entry.deadline)
     }
 
     fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
@@ -365,7 +485,7 @@ impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerQueue<T> for TimerHeapOn<T
     }
 
     fn has_expired(&mut self, now: Tick) -> bool {
-        self.len > 0 && self.key(0).deadline() <= now
+        self.next_deadline().is_some_and(|deadline| deadline <= now)
     }
 
     fn pop_any(&mut self) -> Option<Expired<T>> {
@@ -381,11 +501,11 @@ impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerQueue<T> for TimerHeapOn<T
     }
 
     fn capacity(&self) -> usize {
-        self.nodes.capacity()
+        self.slots().len().min(MAX_CAPACITY)
     }
 
     fn is_full(&self) -> bool {
-        self.nodes.is_full()
+        self.free_head == NIL && self.unused_from as usize >= self.capacity()
     }
 }
 
@@ -441,6 +561,26 @@ mod tests {
         heap.insert(5, 2).unwrap();
         heap.reschedule(a, 5).unwrap();
         assert_eq!(fire_all(&mut heap, 5), [2, 1]);
+    }
+
+    #[test]
+    fn slot_size_is_32_bytes_for_u32() {
+        assert_eq!(core::mem::size_of::<HeapSlot<u32>>(), 32);
+    }
+
+    #[test]
+    fn exhausted_generation_retires_the_handle_slot() {
+        let mut heap: TimerHeap<u32, 1> = TimerHeap::new();
+        heap.slots[0].handle.generation = u32::MAX - 1;
+        heap.unused_from = 1;
+        heap.free_head = 1;
+        let id = heap.insert(5, 7).unwrap();
+        assert_eq!(id.generation(), u32::MAX);
+        assert_eq!(heap.cancel(id), Ok(7));
+        // Retired: full for good, and the old handle stays stale.
+        assert!(heap.is_full());
+        assert_eq!(heap.insert(6, 8), Err(Full(8)));
+        assert_eq!(heap.deadline(id), None);
     }
 
     #[test]
