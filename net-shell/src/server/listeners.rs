@@ -142,7 +142,7 @@ impl Server<'_> {
         let _ = socket.listen(self.port);
         self.conns[index].socket = shard.sockets.add(socket);
         shard.listening += 1;
-        shard.touch();
+        self.sockets.touch(index / SHARD);
         self.unindex_endpoint(index);
     }
 

@@ -15,12 +15,12 @@ use smoltcp::iface::{Interface, PollIngressSingleResult, SocketHandle, SocketSet
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
-use timer_core::Tick;
+use timer_core::{HeapSlot, Tick, TimerHeapOn, TimerId, TimerQueue};
 
 use crate::memory::Memory;
 
 /// Client sockets per shard.
-pub(crate) const SHARD: usize = 64;
+pub(crate) const SHARD: usize = 16;
 
 /// Most shards without the `alloc` feature (boards): 256 client slots.
 #[cfg(not(feature = "alloc"))]
@@ -31,15 +31,28 @@ type ShardList<'a> = alloc::vec::Vec<Shard<'a>>;
 #[cfg(not(feature = "alloc"))]
 type ShardList<'a> = heapless::Vec<Shard<'a>, MAX_SHARDS>;
 
+/// Slots of the queue of shards' smoltcp deadlines: one per shard.
+#[cfg(feature = "alloc")]
+type DueSlots = alloc::vec::Vec<HeapSlot<u16>>;
+#[cfg(not(feature = "alloc"))]
+type DueSlots = [HeapSlot<u16>; MAX_SHARDS];
+
+/// "No shard", ending the list of touched shards.
+const NO_SHARD: u16 = u16::MAX;
+
 /// One shard: a socket set and what the server knows of it without walking it.
 pub(super) struct Shard<'a> {
     pub(super) sockets: SocketSet<'a>,
     /// Client slots in it.
     size: usize,
-    /// When smoltcp next needs this shard polled (as of its last poll).
-    poll_at: Option<Tick>,
-    /// Something happened in it this poll: send what it has queued.
+    /// Its timer in the queue of shard deadlines: when smoltcp next needs this shard polled
+    /// (as of its last egress).
+    due: Option<TimerId>,
+    /// Something happened in it this poll: send what it has queued. (It is then on the
+    /// list of touched shards.)
     touched: bool,
+    /// The next shard on the list of touched shards.
+    next_touched: u16,
     /// Its sockets listening, as last counted.
     pub(super) listening: usize,
 }
@@ -47,6 +60,11 @@ pub(super) struct Shard<'a> {
 /// The client sockets in shards, and the control set.
 pub(super) struct Shards<'a> {
     shards: ShardList<'a>,
+    /// Shards touched in this poll, first to last.
+    touched_first: u16,
+    touched_last: u16,
+    /// Each shard's next smoltcp deadline, so a poll finds the due ones without a walk.
+    due: TimerHeapOn<u16, DueSlots>,
     pub(super) control: SocketSet<'a>,
     /// A frame went to the control set (an ARP reply, say): a shard waiting on a neighbour may
     /// be able to send now, before the time it last gave.
@@ -84,14 +102,22 @@ impl<'a> Shards<'a> {
             let _ = shards.push(Shard {
                 sockets: SocketSet::new(part.into_managed()),
                 size,
-                poll_at: None,
+                due: None,
                 touched: false,
+                next_touched: NO_SHARD,
                 listening: 0,
             });
         }
         shards.reverse();
+        #[cfg(feature = "alloc")]
+        let slots = (0..shards.len()).map(|_| HeapSlot::new()).collect();
+        #[cfg(not(feature = "alloc"))]
+        let slots = [const { HeapSlot::new() }; MAX_SHARDS];
         Self {
             shards,
+            touched_first: NO_SHARD,
+            touched_last: NO_SHARD,
+            due: TimerHeapOn::with_storage(slots),
             control: SocketSet::new(control.into_managed()),
             control_traffic: false,
             visits: 0,
@@ -102,6 +128,35 @@ impl<'a> Shards<'a> {
     pub(super) fn of(&mut self, index: usize) -> &mut Shard<'a> {
         let shard = index / SHARD;
         &mut self.shards[shard]
+    }
+
+    /// Puts shard `shard` on the list of shards to send from in this poll.
+    pub(super) fn touch(&mut self, shard: usize) {
+        let Some(entry) = self.shards.get_mut(shard) else {
+            return;
+        };
+        if core::mem::replace(&mut entry.touched, true) {
+            return;
+        }
+        entry.next_touched = NO_SHARD;
+        let number = shard as u16;
+        match self.shards.get_mut(usize::from(self.touched_last)) {
+            Some(last) => last.next_touched = number,
+            None => self.touched_first = number,
+        }
+        self.touched_last = number;
+    }
+
+    /// Takes the first shard off the list of touched shards.
+    fn pop_touched(&mut self) -> Option<usize> {
+        let shard = usize::from(self.touched_first);
+        let entry = self.shards.get_mut(shard)?;
+        entry.touched = false;
+        self.touched_first = core::mem::replace(&mut entry.next_touched, NO_SHARD);
+        if self.touched_first == NO_SHARD {
+            self.touched_last = NO_SHARD;
+        }
+        Some(shard)
     }
 
     /// The shard with this number.
@@ -116,9 +171,8 @@ impl<'a> Shards<'a> {
 
     /// Client slot `index`'s socket, to change.
     pub(super) fn tcp_mut(&mut self, index: usize, handle: SocketHandle) -> &mut tcp::Socket<'a> {
-        let shard = &mut self.shards[index / SHARD];
-        shard.touched = true;
-        shard.sockets.get_mut(handle)
+        self.touch(index / SHARD);
+        self.shards[index / SHARD].sockets.get_mut(handle)
     }
 
     /// Takes in one frame from `device` with the sockets of shard `target` (the control set
@@ -130,9 +184,11 @@ impl<'a> Shards<'a> {
         device: &mut D,
         target: Option<usize>,
     ) -> PollIngressSingleResult {
+        if let Some(shard) = target {
+            self.touch(shard);
+        }
         match target.and_then(|shard| self.shards.get_mut(shard)) {
             Some(shard) => {
-                shard.touched = true;
                 self.visits += shard.size as u64;
                 iface.poll_ingress_single(at, device, &mut shard.sockets)
             }
@@ -165,6 +221,7 @@ impl<'a> Shards<'a> {
 
     /// Sends what the control set and every touched or due shard have queued (after control
     /// traffic, every shard waiting for anything), and notes when each next needs a poll.
+    /// The work is in proportion to those shards, not to all of them.
     pub(super) fn egress<D: Device + ?Sized>(
         &mut self,
         iface: &mut Interface,
@@ -174,33 +231,51 @@ impl<'a> Shards<'a> {
     ) {
         iface.poll_egress(at, device, &mut self.control);
         self.visits += 1;
-        let waiting_may_go = core::mem::take(&mut self.control_traffic);
-        for shard in self.shards.iter_mut() {
-            let due = shard
-                .poll_at
-                .is_some_and(|due| due <= now || waiting_may_go);
-            if shard.touched || due {
-                shard.touched = false;
-                self.visits += 2 * shard.size as u64;
-                iface.poll_egress(at, device, &mut shard.sockets);
-                shard.poll_at = iface
-                    .poll_at(at, &shard.sockets)
-                    .map(|due| due.total_millis().max(0) as Tick);
+        // A neighbour may have answered: anything waiting may go now (rare: ARP, ICMP, DHCP).
+        let everything_waiting = if core::mem::take(&mut self.control_traffic) {
+            Tick::MAX
+        } else {
+            now
+        };
+        while let Some(expired) = self.due.pop_expired(everything_waiting) {
+            let shard = usize::from(expired.value);
+            if let Some(entry) = self.shards.get_mut(shard) {
+                entry.due = None;
             }
+            self.touch(shard);
+        }
+        while let Some(shard) = self.pop_touched() {
+            let entry = &mut self.shards[shard];
+            self.visits += 2 * entry.size as u64;
+            iface.poll_egress(at, device, &mut entry.sockets);
+            let next = iface
+                .poll_at(at, &entry.sockets)
+                .map(|due| due.total_millis().max(0) as Tick);
+            entry.due = match (entry.due, next) {
+                (Some(id), Some(at)) => match self.due.reschedule(id, at) {
+                    Ok(()) => Some(id),
+                    Err(_) => self.due.insert(at, shard as u16).ok(),
+                },
+                (None, Some(at)) => self.due.insert(at, shard as u16).ok(),
+                (Some(id), None) => {
+                    let _ = self.due.cancel(id);
+                    None
+                }
+                (None, None) => None,
+            };
         }
     }
 
-    /// When smoltcp next needs a poll, over the control set and every shard (as of each
-    /// shard's last egress).
+    /// When smoltcp next needs a poll: the control set's time, or the earliest shard's (as
+    /// of its last egress).
     pub(super) fn poll_at(&mut self, iface: &mut Interface, at: Instant) -> Option<Tick> {
         self.visits += 1;
         let control = iface
             .poll_at(at, &self.control)
             .map(|due| due.total_millis().max(0) as Tick);
-        self.shards
-            .iter()
-            .filter_map(|shard| shard.poll_at)
-            .chain(control)
+        [control, self.due.next_deadline()]
+            .into_iter()
+            .flatten()
             .min()
     }
 
@@ -222,12 +297,5 @@ impl<'a> Shards<'a> {
         (0..count)
             .map(|i| (from + i) % count)
             .find(|&k| self.shards[k].listening > 0)
-    }
-}
-
-impl Shard<'_> {
-    /// Marks the shard as having something to send.
-    pub(super) fn touch(&mut self) {
-        self.touched = true;
     }
 }
