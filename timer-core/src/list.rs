@@ -1,9 +1,9 @@
-//! Intrusive, index-linked, circular doubly linked lists.
+//! Intrusive, index-linked, doubly linked lists.
 //!
-//! A list is one `u32` (its head); each node carries `prev`/`next` indices into the arena that
-//! holds it, and the tail is `prev(head)`. Indices instead of pointers keep this safe Rust: the
+//! A list is one `u32` (its tail); each node carries `prev`/`next` indices into the arena that
+//! holds it, and the head is `next(tail)`. Indices instead of pointers keep this safe Rust: the
 //! same idea as heapless' `sorted_linked_list`, with O(1) unlink from anywhere. Any number of
-//! lists can thread through one arena: the wheel keeps 64 per level, the timeout lists one per
+//! lists can thread through one arena: the wheel keeps 64 to 256 per level, the timeout lists one per
 //! timeout.
 
 use crate::arena::NIL;
@@ -19,37 +19,43 @@ pub(crate) trait Links {
     fn key(&self, index: u32) -> u64;
 }
 
-/// The head of one list; `NIL` when empty.
+/// One list, named by its tail; `NIL` when empty.
+///
+/// The `next` links run in a circle (the tail's `next` is the head) and the `prev` links stop at
+/// the head (its `prev` is `NIL`). Keeping the tail, not the head, means an append touches only
+/// the old tail (usually just written, so in cache) and the new node, never the head, which in a
+/// long list is a cache miss: the head's `prev` has nothing to update.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct List {
-    head: u32,
+    tail: u32,
 }
 
 impl List {
-    pub(crate) const EMPTY: Self = Self { head: NIL };
+    pub(crate) const EMPTY: Self = Self { tail: NIL };
 
     pub(crate) const fn is_empty(&self) -> bool {
-        self.head == NIL
+        self.tail == NIL
     }
 
-    pub(crate) fn head(&self) -> Option<u32> {
-        (self.head != NIL).then_some(self.head)
+    pub(crate) fn tail(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
     }
 
-    pub(crate) fn tail(&self, links: &(impl Links + ?Sized)) -> Option<u32> {
-        self.head().map(|head| links.prev(head))
+    pub(crate) fn head(&self, links: &(impl Links + ?Sized)) -> Option<u32> {
+        self.tail().map(|tail| links.next(tail))
     }
 
     /// Appends `index`, which must not be on any list.
     #[inline]
     pub(crate) fn push_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
-        if self.head == NIL {
-            links.set_links(index, index, index);
-            self.head = index;
+        if self.tail == NIL {
+            links.set_links(index, NIL, index);
         } else {
-            let tail = links.prev(self.head);
-            self.link_between(links, tail, self.head, index);
+            let head = links.next(self.tail);
+            links.set_links(index, self.tail, head);
+            links.set_next(self.tail, index);
         }
+        self.tail = index;
     }
 
     /// Inserts `index` after every node whose key is `<=` its key, walking from the tail.
@@ -58,38 +64,34 @@ impl List {
     /// otherwise O(k) in the nodes it walks past.
     pub(crate) fn insert_sorted(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         let key = links.key(index);
-        let Some(tail) = self.tail(links) else {
+        let tail = self.tail;
+        if tail == NIL {
             self.push_back(links, index);
             return;
-        };
+        }
+        let head = links.next(tail);
         let mut at = tail;
         loop {
             if links.key(at) <= key {
                 let next = links.next(at);
-                self.link_between(links, at, next, index);
+                links.set_links(index, at, next);
+                links.set_next(at, index);
+                if at == tail {
+                    self.tail = index;
+                } else {
+                    links.set_prev(next, index);
+                }
                 return;
             }
-            if at == self.head {
-                // Smaller than everything: becomes the new head.
-                let tail = links.prev(at);
-                self.link_between(links, tail, at, index);
-                self.head = index;
+            if at == head {
+                // Smaller than everything: the new head.
+                links.set_links(index, NIL, head);
+                links.set_prev(head, index);
+                links.set_next(tail, index);
                 return;
             }
             at = links.prev(at);
         }
-    }
-
-    fn link_between(
-        &mut self,
-        links: &mut (impl Links + ?Sized),
-        prev: u32,
-        next: u32,
-        index: u32,
-    ) {
-        links.set_links(index, prev, next);
-        links.set_next(prev, index);
-        links.set_prev(next, index);
     }
 
     /// Removes `index`, which must be on this list. Its own links are left as they were: every
@@ -98,19 +100,24 @@ impl List {
     pub(crate) fn unlink(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
         let next = links.next(index);
         if next == index {
-            self.head = NIL;
+            // The only node.
+            self.tail = NIL;
+            return;
+        }
+        let prev = links.prev(index);
+        // In the circle of `next` links, the head comes after the tail.
+        let before = if prev == NIL { self.tail } else { prev };
+        links.set_next(before, next);
+        if index == self.tail {
+            // `next` is the head, whose `prev` stays `NIL`.
+            self.tail = before;
         } else {
-            let prev = links.prev(index);
-            links.set_next(prev, next);
             links.set_prev(next, prev);
-            if self.head == index {
-                self.head = next;
-            }
         }
     }
 
     pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {
-        let head = self.head()?;
+        let head = self.head(links)?;
         self.unlink(links, head);
         Some(head)
     }
@@ -181,7 +188,8 @@ mod tests {
         for i in [3, 1, 2] {
             list.push_back(&mut t, i);
         }
-        assert_eq!(list.tail(&t), Some(2));
+        assert_eq!(list.tail(), Some(2));
+        assert_eq!(list.head(&t), Some(3));
         assert_eq!(collect(&mut list, &mut t)[..4], [3, 1, 2, NIL]);
         assert!(list.is_empty());
     }

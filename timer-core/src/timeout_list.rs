@@ -240,7 +240,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
 
     /// The earliest deadline on list `list`, `None` if it is empty (or out of range).
     pub fn next_deadline_in(&self, list: usize) -> Option<Tick> {
-        let head = self.lists.get(list)?.head()?;
+        let head = self.lists.get(list)?.head(self.nodes.cells())?;
         Some(self.nodes.key(head))
     }
 
@@ -261,7 +261,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
     /// assert_eq!(timeouts.pop_expired_in(9, 20), None); // no such list
     /// ```
     pub fn pop_expired_in(&mut self, list: usize, now: Tick) -> Option<Expired<T>> {
-        let head = self.lists.get(list)?.head()?;
+        let head = self.lists.get(list)?.head(self.nodes.cells())?;
         if self.nodes.key(head) <= now {
             self.take(list, head)
         } else {
@@ -289,7 +289,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimeoutListsOn<T, S, L> {
     fn earliest_list(&self) -> Option<(usize, u32, Tick)> {
         let mut best: Option<(usize, u32, Tick)> = None;
         for (number, list) in self.lists.iter().enumerate() {
-            if let Some(head) = list.head() {
+            if let Some(head) = list.head(self.nodes.cells()) {
                 let deadline = self.nodes.key(head);
                 if best.is_none_or(|(_, _, d)| deadline < d) {
                     best = Some((number, head, deadline));
@@ -353,7 +353,7 @@ impl<T, S: Storage<TimeoutSlot<T>>, const L: usize> TimerQueue<T> for TimeoutLis
 
     fn pop_any(&mut self) -> Option<Expired<T>> {
         let list = self.lists.iter().position(|list| !list.is_empty())?;
-        let index = self.lists[list].head()?;
+        let index = self.lists[list].head(self.nodes.cells())?;
         self.take(list, index)
     }
 

@@ -215,7 +215,7 @@ impl Level {
 struct Walks {
     /// Each list's next node.
     at: [u32; MAX_LANES],
-    /// Each list's last node (its tail: the lists are circular).
+    /// Each list's last node (its tail).
     last: [u32; MAX_LANES],
     /// Lists not yet walked to the end: the first `len` of `at` and `last`.
     len: usize,
@@ -232,9 +232,9 @@ impl Walks {
             turn: 0,
         };
         for list in taken {
-            if let Some(head) = list.head() {
-                walks.at[walks.len] = head;
-                walks.last[walks.len] = links.prev(head);
+            if let Some(tail) = list.tail() {
+                walks.at[walks.len] = links.next(tail);
+                walks.last[walks.len] = tail;
                 walks.len += 1;
             }
         }
@@ -597,7 +597,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// Cascades until the earliest timer due at `now` heads the due list; returns it.
     fn advance(&mut self, now: Tick) -> Option<u32> {
         loop {
-            if let Some(head) = self.heads[DUE].head() {
+            if let Some(head) = self.heads[DUE].head(self.nodes.cells()) {
                 return (self.nodes.key(head) <= now).then_some(head);
             }
             if now <= self.elapsed {
@@ -666,7 +666,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn next_deadline(&self) -> Option<Tick> {
-        match self.heads[DUE].head() {
+        match self.heads[DUE].head(self.nodes.cells()) {
             Some(head) => Some(self.nodes.key(head)),
             None => self.next_expiration().map(|next| next.start),
         }
