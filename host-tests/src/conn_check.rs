@@ -9,8 +9,9 @@
 //! [`CONNS`]` - 1` client slots, so some are refused and some find no listening socket at all.
 //!
 //! The checker follows each client's byte stream as the server must read it: the server's own
-//! parser over a window of its input buffer, a command at a time, until a protocol error, a
-//! request too big for the buffer, or `QUIT`. Each command is run against a small model of the
+//! parser over the stream, with Redis' limits (the server's input buffer grows while a request
+//! needs it), a command at a time, until a protocol error, a request past the query buffer
+//! limit, or `QUIT`. Each command is run against a small model of the
 //! key space (any key: a plain `SET`, `GET`, `DEL`, `INCR` and `FLUSHALL` are modelled exactly;
 //! keys touched by other writes become unknown until a plain `SET` or `DEL` settles them). It
 //! asserts:
@@ -43,7 +44,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 
-use net_shell::resp::{parse, Limits, Parsed};
+use net_shell::resp::{parse_spilling, Limits, Parsed};
 use net_shell::{Stats, Timeouts, MAX_ARGS};
 use smoltcp::socket::tcp::State;
 
@@ -74,8 +75,15 @@ pub const MAX_CLIENTS: usize = 8;
 /// Raw bytes of one `Send` beyond this are dropped.
 pub const MAX_SEND: usize = 2_100;
 
-/// The longest `Fill`: twice the server's input buffer.
+/// The longest `Fill`: twice the server's input buffer (which grows to take it).
 pub const MAX_FILL: usize = 4_200;
+
+/// Redis' `proto-max-bulk-len` and longest inline request, the server's defaults.
+const MAX_BULK_LEN: usize = 512 << 20;
+const MAX_INLINE_LEN: usize = 64 << 10;
+/// The server's `client-query-buffer-limit` here (Redis' least is 1 MiB; `ServerConfig` takes
+/// any): within reach of a `Fill`. Past it, a client is closed without a reply, as by Redis.
+const QUERY_BUFFER_LIMIT: usize = 4096;
 
 /// Keys of the well-formed commands: `key:0` .. `key:5`.
 pub const KEYS: u8 = 6;
@@ -560,7 +568,6 @@ struct Keyspace {
 pub struct ConnRun {
     sim: ConnSim,
     timeouts: Timeouts,
-    input_len: usize,
     conns: Vec<Conn>,
     keys: Keyspace,
     /// Writes the model may still count as certain to fit the store, for the current send.
@@ -585,12 +592,13 @@ pub struct ConnRun {
 impl ConnRun {
     /// A server with `timeouts` and one client connected; `label` goes into failure messages.
     pub fn new(timeouts: Timeouts, label: String) -> Self {
-        let sim = ConnSim::new(timeouts);
+        let mut config = sim::config(timeouts);
+        config.capacity.query_buffer_limit = QUERY_BUFFER_LIMIT;
+        let sim = ConnSim::with(config, sim::store());
         let last_stats = sim.stats();
         let mut run = Self {
             sim,
             timeouts,
-            input_len: sim::default_buffers().input,
             conns: Vec::new(),
             keys: Keyspace::default(),
             room_keys: 0,
@@ -832,7 +840,9 @@ impl ConnRun {
     /// on the stream) and queues the replies they call for.
     fn receive(&mut self, at: usize, bytes: &[u8]) {
         let now = self.sim.now;
-        let limits = Limits::new(self.input_len, self.input_len);
+        // Input buffers grow (the `alloc` feature) up to the query buffer limit; Redis' limits
+        // apply to bulks and inline requests.
+        let limits = Limits::new(MAX_BULK_LEN, MAX_INLINE_LEN);
         let had_partial = !self.conns[at].unparsed.is_empty();
         self.conns[at].unparsed.extend_from_slice(bytes);
         let mut executed = false;
@@ -841,14 +851,13 @@ impl ConnRun {
             if conn.stop.is_some() || conn.unparsed.is_empty() {
                 break;
             }
-            let window = conn.unparsed.len().min(self.input_len);
+            let window = conn.unparsed.len().min(QUERY_BUFFER_LIMIT);
             let mut buf = conn.unparsed[..window].to_vec();
-            let consumed = match parse::<MAX_ARGS>(&mut buf, &limits) {
+            let consumed = match parse_spilling::<MAX_ARGS>(&mut buf, &limits) {
                 Ok(Parsed::Incomplete) => {
-                    if window == self.input_len {
+                    if window == QUERY_BUFFER_LIMIT {
+                        // Closed without a reply, as by Redis.
                         conn.stop = Some(Stop::TooBig);
-                        conn.expects
-                            .push_back(Expect::ErrorStarting(PROTOCOL_ERROR));
                     }
                     break;
                 }

@@ -25,7 +25,7 @@
 
 use std::collections::BTreeSet;
 
-use net_shell::resp::{parse, Limits, Parsed, ProtocolError, ReplyWriter};
+use net_shell::resp::{parse, parse_spilling, Limits, Parsed, ProtocolError, ReplyWriter};
 
 /// Checks one input: [`HEADER`] bytes, then the request. Inputs shorter than the header are
 /// skipped. Returns what the bytes parsed to.
@@ -155,6 +155,52 @@ fn parse_checked<const MAX_ARGS: usize>(buf: &mut [u8], limits: &Limits) -> Outc
         check_error_reply(error);
     }
     outcome
+}
+
+/// `parse_spilling` (any number of arguments, the server's parser with `alloc`) agrees with
+/// `parse` wherever `parse` has room for the arguments: it differs only where `parse` refuses
+/// a multibulk count or an inline request for having more than `MAX_ARGS` arguments, and then
+/// the arguments it finds are those of the request re-parsed with room for all of them.
+fn check_spilling<const MAX_ARGS: usize>(bytes: &[u8], limits: &Limits, bounded: &Outcome) {
+    let mut buf = bytes.to_vec();
+    let spilled = match parse_spilling::<MAX_ARGS>(&mut buf, limits) {
+        Ok(Parsed::Incomplete) => Outcome::Incomplete,
+        Ok(Parsed::Empty { consumed }) => Outcome::Empty { consumed },
+        Ok(Parsed::Command { command, consumed }) => {
+            assert_eq!(command.as_slice().len(), command.len());
+            Outcome::Command {
+                args: command.args().map(<[u8]>::to_vec).collect(),
+                consumed,
+            }
+        }
+        Err(error) => Outcome::Error(error),
+    };
+    match bounded {
+        Outcome::Error(
+            ProtocolError::InvalidMultibulkLength | ProtocolError::TooBigInlineRequest,
+        ) => {
+            if let Outcome::Command { args, consumed } = &spilled {
+                assert!(
+                    args.len() > MAX_ARGS || *consumed > 0,
+                    "{}",
+                    bytes.escape_ascii()
+                );
+                // The same request with room for every argument.
+                assert_eq!(
+                    parse_copy::<4096>(&bytes[..*consumed], limits),
+                    spilled,
+                    "{}",
+                    bytes.escape_ascii()
+                );
+            }
+        }
+        _ => assert_eq!(
+            &spilled,
+            bounded,
+            "{}: parse_spilling",
+            bytes.escape_ascii()
+        ),
+    }
 }
 
 /// Parses a copy of `bytes`.
@@ -390,6 +436,8 @@ pub fn check<const MAX_ARGS: usize>(
             bytes.escape_ascii()
         );
     }
+
+    check_spilling::<MAX_ARGS>(bytes, limits, &whole);
 
     let stream = parse_stream::<MAX_ARGS>(bytes, None, limits);
     assert_eq!(stream.first(), Some(&whole));

@@ -511,3 +511,134 @@ fn tap_ten_thousand_idle_connections_are_each_closed_once_at_their_timeout() {
     assert_eq!(shell.info_field("connected_clients"), 1); // redis-cli's own INFO
     eprintln!("{lines:?}");
 }
+
+/// SET then GET of a value of argv[2] bytes, over raw sockets; prints whether the value came
+/// back byte for byte, and its length.
+const BIG_VALUE_SCRIPT: &str = r#"
+import hashlib, socket, sys
+host, n = sys.argv[1], int(sys.argv[2])
+value = bytes((i * 7 + i // 251) % 256 for i in range(min(n, 1 << 20)))
+value = (value * (n // len(value) + 1))[:n]
+s = socket.create_connection((host, 6379), timeout=60)
+s.sendall(b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % n + value + b"\r\n")
+print("set", s.recv(64))
+s.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
+want = b"$%d\r\n" % n + value + b"\r\n"
+got = b""
+while len(got) < len(want):
+    chunk = s.recv(1 << 20)
+    if not chunk:
+        break
+    got += chunk
+print("same", got == want, "len", len(got) - len(b"$%d\r\n\r\n" % n))
+s.sendall(b"*2\r\n$6\r\nSTRLEN\r\n$3\r\nbig\r\n")
+print("strlen", s.recv(64))
+"#;
+
+#[test]
+fn tap_one_mib_and_sixty_four_mib_values_are_set_and_read_back_byte_for_byte() {
+    let Some(shell) = Shell::start("bigval", &[]) else {
+        return;
+    };
+    for n in [1usize << 20, 64 << 20] {
+        let lines = shell.python(BIG_VALUE_SCRIPT, &[&n.to_string()]);
+        assert_eq!(
+            lines,
+            [
+                "set b'+OK\\r\\n'".to_string(),
+                format!("same True len {n}"),
+                format!("strlen b':{n}\\r\\n'"),
+            ],
+            "{n} bytes"
+        );
+    }
+    assert_eq!(shell.cli(&["PING"]), "PONG");
+}
+
+/// MSET of argv[2] keys, then EXISTS and DEL of all of them (one command each).
+const MANY_KEYS_SCRIPT: &str = r#"
+import socket, sys
+host, n = sys.argv[1], int(sys.argv[2])
+def request(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+def reply(s):
+    data = b""
+    while not data.endswith(b"\r\n"):
+        data += s.recv(64)
+    return data
+keys = [b"key:%05d" % i for i in range(n)]
+s = socket.create_connection((host, 6379), timeout=60)
+pairs = []
+for k in keys:
+    pairs += [k, b"v"]
+s.sendall(request(b"MSET", *pairs)); print("mset", reply(s))
+s.sendall(request(b"EXISTS", *keys, b"missing")); print("exists", reply(s))
+s.sendall(request(b"DEL", *keys)); print("del", reply(s))
+s.sendall(request(b"DBSIZE")); print("dbsize", reply(s))
+"#;
+
+#[test]
+fn tap_del_and_exists_take_ten_thousand_keys() {
+    let Some(shell) = Shell::start("manykeys", &[]) else {
+        return;
+    };
+    let lines = shell.python(MANY_KEYS_SCRIPT, &["10000"]);
+    assert_eq!(
+        lines,
+        [
+            "mset b'+OK\\r\\n'",
+            "exists b':10000\\r\\n'",
+            "del b':10000\\r\\n'",
+            "dbsize b':0\\r\\n'"
+        ]
+    );
+}
+
+/// A client sends a SET, then an MSET of 2 MiB (over a 1 MiB query buffer limit); another
+/// client works throughout. Prints what each saw.
+const OVER_LIMIT_SCRIPT: &str = r#"
+import socket, sys
+host = sys.argv[1]
+other = socket.create_connection((host, 6379), timeout=30)
+big = socket.create_connection((host, 6379), timeout=30)
+value = b"x" * (2 << 20)
+big.sendall(b"*3\r\n$3\r\nSET\r\n$6\r\nbefore\r\n$4\r\nkept\r\n")
+try:
+    big.sendall(b"*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$%d\r\n" % len(value) + value + b"\r\n$1\r\nb\r\n$1\r\nc\r\n")
+except (BrokenPipeError, ConnectionResetError):
+    pass
+seen = b""
+try:
+    while True:
+        chunk = big.recv(64)
+        if not chunk:
+            break
+        seen += chunk
+except ConnectionResetError:
+    pass
+print("big", seen)
+other.sendall(b"*2\r\n$3\r\nGET\r\n$6\r\nbefore\r\n"); print("other-get", other.recv(64))
+other.sendall(b"*3\r\n$6\r\nEXISTS\r\n$1\r\na\r\n$1\r\nb\r\n"); print("other-exists", other.recv(64))
+"#;
+
+/// Past `client-query-buffer-limit` the client is closed (no reply, as by Redis); what it sent
+/// before ran, and another client keeps working.
+#[test]
+fn tap_mset_over_the_query_buffer_limit_closes_that_client_only() {
+    let Some(shell) = Shell::start("qlimit", &["--client-query-buffer-limit", "1mb"]) else {
+        return;
+    };
+    let lines = shell.python(OVER_LIMIT_SCRIPT, &[]);
+    assert_eq!(
+        lines,
+        [
+            "big b'+OK\\r\\n'",
+            "other-get b'$4\\r\\nkept\\r\\n'",
+            "other-exists b':0\\r\\n'"
+        ]
+    );
+    assert_eq!(shell.info_field("protocol_error_closes"), 1);
+}

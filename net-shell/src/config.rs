@@ -40,13 +40,24 @@ pub struct Capacity {
     /// 0, as in Redis, means no limit: all of the store's memory. More than the store's memory
     /// is taken as all of it.
     pub max_memory: usize,
+    /// The longest bulk argument (Redis' `proto-max-bulk-len`, 512 MiB), and so the largest
+    /// value. A server whose input buffers cannot grow (no `alloc` feature: a board) takes no
+    /// bulk longer than its input buffer, whatever this says.
+    pub max_bulk_len: usize,
+    /// The most bytes of one client's pending input (Redis' `client-query-buffer-limit`,
+    /// 1 GiB): past it the client is disconnected, as by Redis. The input buffer grows (with the
+    /// `alloc` feature) only while a request needs it.
+    pub query_buffer_limit: usize,
 }
 
 impl Capacity {
-    /// Every client slot and all of the store's memory.
+    /// Every client slot and all of the store's memory; Redis' defaults for the bulk length
+    /// (512 MiB) and the query buffer (1 GiB).
     pub const ALL: Self = Self {
         max_clients: usize::MAX,
         max_memory: 0,
+        max_bulk_len: 512 << 20,
+        query_buffer_limit: 1 << 30,
     };
 
     /// The store's byte limit for `max_memory`.

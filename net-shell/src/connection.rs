@@ -69,6 +69,15 @@ pub struct Connection<'a> {
     pub(crate) more: Option<Continuation>,
     /// The name the client gave itself (`CLIENT SETNAME`).
     pub(crate) name: ClientName,
+    /// The lent input buffer, while a larger allocated one holds a long request.
+    #[cfg(feature = "alloc")]
+    pub(crate) lent_input: Option<Memory<'a, u8>>,
+    /// Reply bytes the send buffer had no room for yet (a reply larger than it), from
+    /// `pending_at` on.
+    #[cfg(feature = "alloc")]
+    pub(crate) pending: alloc::vec::Vec<u8>,
+    #[cfg(feature = "alloc")]
+    pub(crate) pending_at: usize,
 }
 
 impl Default for Connection<'_> {
@@ -105,6 +114,12 @@ impl<'a> Connection<'a> {
             blocked: false,
             more: None,
             name: ClientName::new(),
+            #[cfg(feature = "alloc")]
+            lent_input: None,
+            #[cfg(feature = "alloc")]
+            pending: alloc::vec::Vec::new(),
+            #[cfg(feature = "alloc")]
+            pending_at: 0,
         }
     }
 
@@ -118,6 +133,50 @@ impl<'a> Connection<'a> {
         self.blocked = false;
         self.more = None;
         self.name = ClientName::new();
+        #[cfg(feature = "alloc")]
+        {
+            self.drop_pending();
+            self.shrink_input();
+        }
+    }
+
+    /// Room for more input: with the `alloc` feature, a larger allocated buffer (twice the
+    /// size, at most `limit` bytes) holding what came so far. `false` if it cannot grow.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn grow_input(&mut self, limit: usize) -> bool {
+        let len = self.input.len();
+        if len >= limit {
+            return false;
+        }
+        let grown = len.saturating_mul(2).clamp(len + 1, limit);
+        let mut bigger = alloc::vec::Vec::new();
+        if bigger.try_reserve_exact(grown).is_err() {
+            return false;
+        }
+        bigger.extend_from_slice(self.input.get(..self.input_len).unwrap_or_default());
+        bigger.resize(grown, 0);
+        let old = core::mem::replace(&mut self.input, Memory::from(bigger));
+        if self.lent_input.is_none() {
+            self.lent_input = Some(old);
+        }
+        true
+    }
+
+    /// Back to the lent input buffer once no input waits (the allocated one is freed).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn shrink_input(&mut self) {
+        if self.input_len == 0 {
+            if let Some(lent) = self.lent_input.take() {
+                self.input = lent;
+            }
+        }
+    }
+
+    /// Forgets reply bytes not sent yet.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn drop_pending(&mut self) {
+        self.pending = alloc::vec::Vec::new();
+        self.pending_at = 0;
     }
 
     /// What the timer policy looks at.

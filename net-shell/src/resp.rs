@@ -81,6 +81,8 @@ mod reply;
 
 pub use command::{Command, Parsed};
 pub use error::{ProtocolError, WriteFull};
+#[cfg(feature = "alloc")]
+pub use parse::parse_spilling;
 pub use parse::{parse, Limits, UNAUTHENTICATED_MAX_ARGS, UNAUTHENTICATED_MAX_BULK_LEN};
 pub use reply::{
     array_header_len, bulk_reply_len, integer_reply_len, simple_reply_len, ReplyWriter,

@@ -20,13 +20,13 @@ use net_shell::{
 
 /// The largest key.
 const MAX_KEY: usize = 1024;
-/// The largest value.
-const MAX_VALUE: usize = 16 << 10;
-/// Buffers per connection.
+/// Buffers per connection: the TCP window, the send buffer, and the input buffer a partial
+/// request gathers in (it grows while a longer request needs it, up to
+/// `--client-query-buffer-limit`).
 const BUFFERS: BufferSizes = BufferSizes {
     rx: 32 << 10,
     tx: 64 << 10,
-    input: MAX_VALUE + MAX_KEY + 1024,
+    input: 16 << 10,
 };
 /// How long shutdown waits for clients to finish closing.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -85,6 +85,14 @@ struct Args {
     /// get Redis' -OOM error. `CONFIG SET maxmemory` can lower it, or raise it back up to this.
     #[arg(long, default_value = "1gb", value_parser = parse_maxmemory)]
     maxmemory: usize,
+    /// The longest bulk argument, so the largest value, in Redis' units (Redis'
+    /// proto-max-bulk-len). `CONFIG SET proto-max-bulk-len` changes it.
+    #[arg(long, default_value = "512mb", value_parser = parse_bytes_limit)]
+    proto_max_bulk_len: usize,
+    /// The most bytes a client's pending input may take before it is disconnected, as by
+    /// Redis (client-query-buffer-limit). `CONFIG SET client-query-buffer-limit` changes it.
+    #[arg(long, default_value = "1gb", value_parser = parse_bytes_limit)]
+    client_query_buffer_limit: usize,
     /// Key slots: the most keys held at once. Each costs about 64 bytes, written at start.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=StoreMemory::MAX_KEYS as u64))]
     maxkeys: u64,
@@ -105,6 +113,15 @@ fn parse_maxmemory(text: &str) -> Result<usize, String> {
             "must be between 1 byte and {MAX_MEMORY} bytes (4gb)"
         )),
     }
+}
+
+fn parse_bytes_limit(text: &str) -> Result<usize, String> {
+    let bytes = parse_memory(text.as_bytes())
+        .ok_or("expected a size: bytes, or with a unit as in 512mb, 1gb")?;
+    if bytes < 1 << 20 {
+        return Err("must be at least 1mb (as in Redis)".into());
+    }
+    Ok(usize::try_from(bytes).unwrap_or(usize::MAX))
 }
 
 /// The most `--maxmemory` accepted: the store addresses its bytes with 32 bits.
@@ -259,7 +276,7 @@ fn run(args: Args) -> Result<(), String> {
             StoreMemory::bytes_for(args.maxmemory),
         ),
         MAX_KEY,
-        MAX_VALUE,
+        args.proto_max_bulk_len,
         seed as u32,
     );
     // One slot more than `maxclients`: it refuses the next client politely.
@@ -294,6 +311,8 @@ fn run(args: Args) -> Result<(), String> {
     config.security = security;
     config.capacity.max_clients = args.maxclients as usize;
     config.capacity.max_memory = args.maxmemory;
+    config.capacity.max_bulk_len = args.proto_max_bulk_len;
+    config.capacity.query_buffer_limit = args.client_query_buffer_limit;
     config.buffers = BUFFERS;
     config.expire_budget = args.expire_budget;
     config.random_seed = seed;

@@ -58,7 +58,7 @@ pub(crate) fn setbit(
     let old = ctx.store.get(key, now).unwrap_or_default();
     let was = bit(old, offset);
     let len = old.len().max((offset >> 3) as usize + 1);
-    let Some(room) = out.spare().get_mut(..len) else {
+    let Some(room) = out.spare_for(len) else {
         return error(out, BAD_OFFSET);
     };
     room.fill(0);
@@ -222,7 +222,7 @@ pub(crate) fn bitop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         ctx.store.delete(target, now);
         return integer(out, 0);
     }
-    let Some(result) = out.spare().get_mut(..len) else {
+    let Some(result) = out.spare_for(len) else {
         return error(
             out,
             "ERR string exceeds maximum allowed size (proto-max-bulk-len)",

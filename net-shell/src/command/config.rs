@@ -7,7 +7,7 @@ use smoltcp::wire::Ipv4Cidr;
 use super::expiry::MAX_MS;
 use super::{error, error_fmt, glob, ok, Context, Reply, ReplyWriter, Shown, SYNTAX};
 use crate::auth::MAX_PASSWORD_LEN;
-use crate::config::{Settings, Timeouts};
+use crate::config::{Capacity, Settings, Timeouts};
 use crate::decimal::{parse_i64, Decimal};
 use crate::resp::WriteFull;
 
@@ -39,6 +39,12 @@ enum Kind {
     /// `maxmemory`: bytes, with Redis' units (`100mb`, `1gb`), up to the store's memory; 0
     /// for all of it.
     MaxMemory,
+    /// `proto-max-bulk-len` and `client-query-buffer-limit`: bytes, with Redis' units, at
+    /// least 1 MiB (Redis' range).
+    Bytes {
+        get: fn(&Capacity) -> usize,
+        set: fn(&mut Capacity, usize),
+    },
 }
 
 /// What the server was given memory for: the most `maxclients` and `maxmemory` can be.
@@ -116,7 +122,24 @@ const PARAMS: &[Param] = &[
         name: "maxmemory",
         kind: Kind::MaxMemory,
     },
+    Param {
+        name: "proto-max-bulk-len",
+        kind: Kind::Bytes {
+            get: |c| c.max_bulk_len,
+            set: |c, v| c.max_bulk_len = v,
+        },
+    },
+    Param {
+        name: "client-query-buffer-limit",
+        kind: Kind::Bytes {
+            get: |c| c.query_buffer_limit,
+            set: |c, v| c.query_buffer_limit = v,
+        },
+    },
 ];
+
+/// The least `proto-max-bulk-len` and `client-query-buffer-limit` (Redis' range).
+const MIN_BYTES_LIMIT: u64 = 1 << 20;
 
 impl Param {
     /// Writes the current value as a bulk string.
@@ -143,6 +166,9 @@ impl Param {
             }
             Kind::MaxMemory => {
                 out.bulk(Decimal::new(settings.capacity.max_memory as u64).as_bytes())
+            }
+            Kind::Bytes { get, .. } => {
+                out.bulk(Decimal::new(get(&settings.capacity) as u64).as_bytes())
             }
         }
     }
@@ -211,6 +237,20 @@ impl Param {
                 }
                 Some(_) => Err(SetError::MoreMemory {
                     most: bounds.memory,
+                }),
+                None => Err(SetError::NotAMemorySize),
+            },
+            Kind::Bytes { set, .. } => match parse_memory(value) {
+                Some(v) if v >= MIN_BYTES_LIMIT && v <= i64::MAX as u64 => {
+                    set(
+                        &mut settings.capacity,
+                        usize::try_from(v).unwrap_or(usize::MAX),
+                    );
+                    Ok(())
+                }
+                Some(_) => Err(SetError::OutOfRange {
+                    min: MIN_BYTES_LIMIT,
+                    max: i64::MAX as u64,
                 }),
                 None => Err(SetError::NotAMemorySize),
             },
@@ -380,6 +420,10 @@ pub(crate) fn set(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
     }
     *ctx.settings = updated;
     ctx.store.set_bytes_limit(updated.capacity.bytes_limit());
+    // Values are as long as the longest bulk, where input buffers can grow to take one.
+    #[cfg(feature = "alloc")]
+    ctx.store
+        .set_limits(ctx.store.max_key_len(), updated.capacity.max_bulk_len);
     ok(out)
 }
 

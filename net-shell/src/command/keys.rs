@@ -285,7 +285,7 @@ fn copy_value(
     let now = ctx.clock.now;
     let value = ctx.store.get(from, now).unwrap_or_default();
     let len = value.len();
-    let Some(room) = out.spare().get_mut(..len) else {
+    let Some(room) = out.spare_for(len) else {
         return Err(error(out, "ERR value is too large to copy here"));
     };
     room.copy_from_slice(value);

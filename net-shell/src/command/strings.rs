@@ -402,10 +402,12 @@ fn rewrite(
     edit: impl FnOnce(&mut [u8]),
 ) -> Result<usize, Reply> {
     let now = ctx.clock.now;
-    if new_len > ctx.store.max_value_len() || new_len > out.spare().len() {
+    if new_len > ctx.store.max_value_len() {
         return Err(error(out, TOO_LONG));
     }
-    let room = out.spare();
+    let Some(room) = out.spare_for(new_len) else {
+        return Err(error(out, TOO_LONG));
+    };
     let old = ctx.store.get(key, now).unwrap_or_default();
     room[..new_len].fill(0);
     room[..old.len().min(new_len)].copy_from_slice(&old[..old.len().min(new_len)]);
@@ -573,7 +575,7 @@ pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
     let cells = (a_len + 1) * (b_len + 1);
     let row_bytes = 2 * (b_len + 1);
     let needed = a_len + b_len + row_bytes + cells.div_ceil(4);
-    if a_len.min(b_len) > LCS_MAX || needed > out.spare().len() {
+    if a_len.min(b_len) > LCS_MAX || out.spare_for(needed).is_none() {
         return error(
             out,
             "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",

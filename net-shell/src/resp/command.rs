@@ -4,8 +4,9 @@ use core::fmt;
 use core::iter::Copied;
 use core::slice;
 
-/// One command: its name and arguments, at most `MAX_ARGS` in all, each a slice of the buffer it
-/// was parsed from.
+/// One command: its name and arguments, each a slice of the buffer it was parsed from: at most
+/// `MAX_ARGS` in all, or (with the `alloc` feature) any number, those over `MAX_ARGS` kept in
+/// a `Vec`.
 ///
 /// Arguments are numbered as Redis numbers `argv`: argument 0 is the command's name, so
 /// `GET key` has [`len`](Self::len) 2 and [`arg(1)`](Self::arg) is `key`. A command always has
@@ -24,12 +25,15 @@ use core::slice;
 /// assert_eq!(command.len(), 3);
 /// assert_eq!(command.arg(2), Some(&b"hello"[..]));
 /// ```
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Command<'a, const MAX_ARGS: usize> {
     /// `args[..len]` are the arguments; the rest are empty.
     args: [&'a [u8]; MAX_ARGS],
-    /// At least 1 and at most `MAX_ARGS`.
+    /// At least 1 and at most `MAX_ARGS` (0 when the arguments are in `spill`).
     len: usize,
+    /// With the `alloc` feature, the arguments of a command with more than `MAX_ARGS`.
+    #[cfg(feature = "alloc")]
+    spill: alloc::vec::Vec<&'a [u8]>,
 }
 
 impl<'a, const MAX_ARGS: usize> Command<'a, MAX_ARGS> {
@@ -52,16 +56,28 @@ impl<'a, const MAX_ARGS: usize> Command<'a, MAX_ARGS> {
         }
         let mut all: [&'a [u8]; MAX_ARGS] = [&[]; MAX_ARGS];
         all.get_mut(..args.len())?.copy_from_slice(args);
-        Some(Self {
-            args: all,
-            len: args.len(),
-        })
+        Some(Self::from_parts(all, args.len()))
     }
 
     /// Builds a command from a filled array; `len` must be in `1..=MAX_ARGS`.
     pub(super) fn from_parts(args: [&'a [u8]; MAX_ARGS], len: usize) -> Self {
         debug_assert!(len >= 1 && len <= MAX_ARGS);
-        Self { args, len }
+        Self {
+            args,
+            len,
+            #[cfg(feature = "alloc")]
+            spill: alloc::vec::Vec::new(),
+        }
+    }
+
+    /// A command of more than `MAX_ARGS` arguments (`spill` is not empty).
+    #[cfg(feature = "alloc")]
+    pub(super) fn spilled(spill: alloc::vec::Vec<&'a [u8]>) -> Self {
+        Self {
+            args: [&[]; MAX_ARGS],
+            len: 0,
+            spill,
+        }
     }
 
     /// How many arguments, counting the name (Redis's `argc`).
@@ -74,7 +90,7 @@ impl<'a, const MAX_ARGS: usize> Command<'a, MAX_ARGS> {
     /// assert_eq!(Command::<4>::from_args(&[b"PING"]).unwrap().len(), 1);
     /// ```
     pub fn len(&self) -> usize {
-        self.len
+        self.as_slice().len()
     }
 
     /// Always `false`: a command has at least its name.
@@ -87,7 +103,7 @@ impl<'a, const MAX_ARGS: usize> Command<'a, MAX_ARGS> {
     /// assert!(!Command::<4>::from_args(&[b"PING"]).unwrap().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.as_slice().is_empty()
     }
 
     /// The command's name (argument 0), as the client spelled it.
@@ -161,6 +177,10 @@ impl<'a, const MAX_ARGS: usize> Command<'a, MAX_ARGS> {
     /// }
     /// ```
     pub fn as_slice(&self) -> &[&'a [u8]] {
+        #[cfg(feature = "alloc")]
+        if !self.spill.is_empty() {
+            return &self.spill;
+        }
         self.args.get(..self.len).unwrap_or_default()
     }
 }
@@ -218,7 +238,7 @@ impl fmt::Debug for ByteStr<'_> {
 /// }
 /// ```
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Parsed<'a, const MAX_ARGS: usize> {
     /// The buffer holds only part of a request (or nothing): keep the bytes, append what arrives
     /// next and parse again.

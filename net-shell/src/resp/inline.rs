@@ -17,7 +17,7 @@
 use super::ProtocolError;
 
 /// C `isspace` in the "C" locale.
-fn is_blank(byte: u8) -> bool {
+pub(super) fn is_blank(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 

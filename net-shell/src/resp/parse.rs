@@ -189,11 +189,44 @@ pub fn parse<'a, const MAX_ARGS: usize>(
     input: &'a mut [u8],
     limits: &Limits,
 ) -> Result<Parsed<'a, MAX_ARGS>, ProtocolError> {
+    parse_with(input, limits, false)
+}
+
+/// Like [`parse`], but a command may have any number of arguments (as Redis 7: a multibulk
+/// count up to `INT_MAX`), those over `MAX_ARGS` collected in a `Vec` as they arrive (the
+/// `alloc` feature).
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::{parse_spilling, Limits, Parsed};
+///
+/// let mut rx = *b"*3\r\n$3\r\nDEL\r\n$1\r\na\r\n$1\r\nb\r\n";
+/// let Ok(Parsed::Command { command, .. }) = parse_spilling::<2>(&mut rx, &Limits::new(64, 64))
+/// else {
+///     panic!("a whole command");
+/// };
+/// assert_eq!(command.as_slice(), [&b"DEL"[..], b"a", b"b"]);
+/// ```
+#[cfg(feature = "alloc")]
+pub fn parse_spilling<'a, const MAX_ARGS: usize>(
+    input: &'a mut [u8],
+    limits: &Limits,
+) -> Result<Parsed<'a, MAX_ARGS>, ProtocolError> {
+    parse_with(input, limits, true)
+}
+
+/// [`parse`], or with `spill`, [`parse_spilling`].
+fn parse_with<'a, const MAX_ARGS: usize>(
+    input: &'a mut [u8],
+    limits: &Limits,
+    spill: bool,
+) -> Result<Parsed<'a, MAX_ARGS>, ProtocolError> {
     const { assert!(MAX_ARGS > 0, "a command needs room for at least its name") };
     match input.first() {
         None => Ok(Parsed::Incomplete),
-        Some(b'*') => parse_multibulk(input, limits),
-        Some(_) => parse_inline(input, limits),
+        Some(b'*') => parse_multibulk(input, limits, spill && SPILLS),
+        Some(_) => parse_inline(input, limits, spill && SPILLS),
     }
 }
 
@@ -228,6 +261,7 @@ fn header_line(bytes: &[u8], max_inline_len: usize) -> LineEnd {
 fn parse_multibulk<'a, const MAX_ARGS: usize>(
     input: &'a [u8],
     limits: &Limits,
+    spill: bool,
 ) -> Result<Parsed<'a, MAX_ARGS>, ProtocolError> {
     let cr = match header_line(input, limits.max_inline_len) {
         LineEnd::At { cr } => cr,
@@ -247,11 +281,11 @@ fn parse_multibulk<'a, const MAX_ARGS: usize>(
     }
     let count = usize::try_from(count)
         .ok()
-        .filter(|&count| count <= MAX_ARGS)
+        .filter(|&count| count <= MAX_ARGS || (spill && count <= MAX_SPILLED_ARGS))
         .ok_or(ProtocolError::InvalidMultibulkLength)?;
 
-    let mut args: [&'a [u8]; MAX_ARGS] = [&[]; MAX_ARGS];
-    for arg in args.iter_mut().take(count) {
+    let mut args = Args::<'a, MAX_ARGS>::with_count(count);
+    for _ in 0..count {
         let rest = input.get(at..).unwrap_or_default();
         let cr = match header_line(rest, limits.max_inline_len) {
             LineEnd::At { cr } => cr,
@@ -277,19 +311,70 @@ fn parse_multibulk<'a, const MAX_ARGS: usize>(
         if data.len() < 2 || data.len() - 2 < len {
             return Ok(Parsed::Incomplete);
         }
-        *arg = data.get(..len).unwrap_or_default();
+        args.push(data.get(..len).unwrap_or_default());
         at += cr + 2 + len + 2;
     }
     Ok(Parsed::Command {
-        command: Command::from_parts(args, count),
+        command: args.into_command(),
         consumed: at,
     })
 }
 
+/// Whether commands can have more than `MAX_ARGS` arguments (with the `alloc` feature).
+const SPILLS: bool = cfg!(feature = "alloc");
+
+/// The most arguments of one command with the `alloc` feature: Redis 7 takes a count up to
+/// `INT_MAX` (memory, and the query buffer limit, bound it first).
+const MAX_SPILLED_ARGS: usize = i32::MAX as usize;
+
+/// Arguments being collected: in an array, or (with the `alloc` feature, past `MAX_ARGS`) in a
+/// `Vec` that grows as they arrive, so a count alone reserves nothing large.
+struct Args<'a, const MAX_ARGS: usize> {
+    array: [&'a [u8]; MAX_ARGS],
+    len: usize,
+    #[cfg(feature = "alloc")]
+    spill: Option<alloc::vec::Vec<&'a [u8]>>,
+}
+
+impl<'a, const MAX_ARGS: usize> Args<'a, MAX_ARGS> {
+    /// Room for `count` arguments (at most `MAX_ARGS` without the `alloc` feature).
+    #[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
+    fn with_count(count: usize) -> Self {
+        Self {
+            array: [&[]; MAX_ARGS],
+            len: 0,
+            #[cfg(feature = "alloc")]
+            spill: (count > MAX_ARGS).then(|| alloc::vec::Vec::with_capacity(count.min(1024))),
+        }
+    }
+
+    fn push(&mut self, arg: &'a [u8]) {
+        #[cfg(feature = "alloc")]
+        if let Some(spill) = &mut self.spill {
+            spill.push(arg);
+            return;
+        }
+        if let Some(slot) = self.array.get_mut(self.len) {
+            *slot = arg;
+            self.len += 1;
+        }
+    }
+
+    fn into_command(self) -> Command<'a, MAX_ARGS> {
+        #[cfg(feature = "alloc")]
+        if let Some(spill) = self.spill {
+            return Command::spilled(spill);
+        }
+        Command::from_parts(self.array, self.len)
+    }
+}
+
 /// A line ended by `\n` or `\r\n`, split like Redis's `sdssplitargs`.
+#[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
 fn parse_inline<'a, const MAX_ARGS: usize>(
     input: &'a mut [u8],
     limits: &Limits,
+    spill: bool,
 ) -> Result<Parsed<'a, MAX_ARGS>, ProtocolError> {
     let window = input.len().min(limits.max_inline_len.saturating_add(1));
     let newline = input
@@ -309,20 +394,48 @@ fn parse_inline<'a, const MAX_ARGS: usize>(
     };
     let (line, _) = input.split_at_mut(end);
 
-    let mut spans = [(0, 0); MAX_ARGS];
-    let count = split_in_place(line, &mut spans)?;
+    // At most one argument per run of non-blanks: more than `MAX_ARGS` of those may need room
+    // for spans beyond the array (with the `alloc` feature).
+    let mut array = [(0, 0); MAX_ARGS];
+    #[cfg(feature = "alloc")]
+    let mut spilled = alloc::vec::Vec::new();
+    #[cfg(feature = "alloc")]
+    let spans: &mut [(usize, usize)] = if spill && runs_of_non_blanks(line) > MAX_ARGS {
+        spilled.resize(runs_of_non_blanks(line), (0, 0));
+        &mut spilled
+    } else {
+        &mut array
+    };
+    #[cfg(not(feature = "alloc"))]
+    let spans: &mut [(usize, usize)] = &mut array;
+    let count = split_in_place(line, spans)?;
     if count == 0 {
         return Ok(Parsed::Empty { consumed });
     }
     let line: &'a [u8] = line;
-    let mut args: [&'a [u8]; MAX_ARGS] = [&[]; MAX_ARGS];
-    for (arg, &(start, len)) in args.iter_mut().zip(&spans).take(count) {
-        *arg = line.get(start..start + len).unwrap_or_default();
+    let mut args = Args::<'a, MAX_ARGS>::with_count(count);
+    for &(start, len) in spans.iter().take(count) {
+        args.push(line.get(start..start + len).unwrap_or_default());
     }
     Ok(Parsed::Command {
-        command: Command::from_parts(args, count),
+        command: args.into_command(),
         consumed,
     })
+}
+
+/// How many runs of non-blank bytes `line` has: at least as many as its arguments.
+#[cfg(feature = "alloc")]
+fn runs_of_non_blanks(line: &[u8]) -> usize {
+    let mut runs = 0;
+    let mut in_run = false;
+    for &byte in line {
+        let blank = super::inline::is_blank(byte);
+        if !blank && !in_run {
+            runs += 1;
+        }
+        in_run = !blank;
+    }
+    runs
 }
 
 #[cfg(test)]
@@ -642,6 +755,50 @@ mod tests {
         let mut longer = [b'a'; 34];
         longer[33] = b'\n';
         assert_error(&longer, ProtocolError::TooBigInlineRequest);
+    }
+
+    #[cfg(feature = "alloc")]
+    fn spill_copy<'s>(
+        input: &[u8],
+        scratch: &'s mut [u8; 512],
+        limits: &Limits,
+    ) -> Result<Parsed<'s, 2>, ProtocolError> {
+        let buf = &mut scratch[..input.len()];
+        buf.copy_from_slice(input);
+        parse_spilling::<2>(buf, limits)
+    }
+
+    /// [`parse_spilling`]: a command may have more arguments than `MAX_ARGS`: those spill into a
+    /// `Vec`, multibulk or inline, and are the same arguments.
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn commands_over_max_args_spill_into_a_vec() {
+        let mut scratch = [0; 512];
+        let Ok(Parsed::Command { command, consumed }) = spill_copy(
+            b"*3\r\n$3\r\nDEL\r\n$1\r\na\r\n$1\r\nb\r\n",
+            &mut scratch,
+            &LIMITS,
+        ) else {
+            panic!("three arguments over an array of two");
+        };
+        assert_eq!(command.as_slice(), [&b"DEL"[..], b"a", b"b"]);
+        assert_eq!((command.len(), consumed), (3, 27));
+        let Ok(Parsed::Command { command, .. }) =
+            spill_copy(b"a 'b c' d\r\n", &mut scratch, &LIMITS)
+        else {
+            panic!("three inline arguments over an array of two");
+        };
+        assert_eq!(command.as_slice(), [&b"a"[..], b"b c", b"d"]);
+        // A large count waits for its arguments (Redis takes up to INT_MAX), and a count past
+        // that is refused as by Redis.
+        assert_eq!(
+            spill_copy(b"*2147483647\r\n", &mut scratch, &LIMITS),
+            Ok(Parsed::Incomplete)
+        );
+        assert_eq!(
+            spill_copy(b"*2147483648\r\n", &mut scratch, &LIMITS),
+            Err(ProtocolError::InvalidMultibulkLength)
+        );
     }
 
     #[test]

@@ -27,10 +27,59 @@ const CRLF: &[u8] = b"\r\n";
 /// ```
 #[derive(Debug)]
 pub struct ReplyWriter<'a> {
-    /// Where replies go; `buf[..len]` is written.
-    buf: &'a mut [u8],
+    /// Where replies go; its first `len` bytes are written.
+    buf: Buf<'a>,
     /// How many bytes are written.
     len: usize,
+}
+
+/// A reply buffer: a slice of fixed size, or (with the `alloc` feature) a `Vec` that grows.
+#[derive(Debug)]
+enum Buf<'a> {
+    Slice(&'a mut [u8]),
+    #[cfg(feature = "alloc")]
+    Vec(&'a mut alloc::vec::Vec<u8>),
+}
+
+impl Buf<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Slice(slice) => slice,
+            #[cfg(feature = "alloc")]
+            Self::Vec(vec) => vec,
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        match self {
+            Self::Slice(slice) => slice,
+            #[cfg(feature = "alloc")]
+            Self::Vec(vec) => vec,
+        }
+    }
+
+    /// Makes the buffer at least `end` bytes long if it can grow; whether it is.
+    fn ensure(&mut self, end: usize) -> bool {
+        match self {
+            Self::Slice(slice) => end <= slice.len(),
+            #[cfg(feature = "alloc")]
+            Self::Vec(vec) => {
+                if end > vec.len() {
+                    let grown = end.max(vec.len().saturating_mul(2));
+                    if vec.try_reserve(grown - vec.len()).is_err() {
+                        return false;
+                    }
+                    vec.resize(grown, 0);
+                }
+                true
+            }
+        }
+    }
+
+    /// Whether it grows.
+    fn grows(&self) -> bool {
+        !matches!(self, Self::Slice(_))
+    }
 }
 
 impl<'a> ReplyWriter<'a> {
@@ -46,7 +95,31 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.remaining(), 16);
     /// ```
     pub fn new(buf: &'a mut [u8]) -> Self {
-        Self { buf, len: 0 }
+        Self {
+            buf: Buf::Slice(buf),
+            len: 0,
+        }
+    }
+
+    /// A writer filling `vec` from its start, growing it as replies need (its length is the
+    /// room; what is written is [`written`](Self::written)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut vec = Vec::new();
+    /// let mut replies = ReplyWriter::growable(&mut vec);
+    /// replies.bulk(&[b'x'; 100_000]).unwrap();
+    /// assert_eq!(replies.len(), 100_011); // "$100000\r\n", the value, "\r\n"
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn growable(vec: &'a mut alloc::vec::Vec<u8>) -> Self {
+        Self {
+            buf: Buf::Vec(vec),
+            len: 0,
+        }
     }
 
     /// The bytes written so far.
@@ -62,7 +135,7 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.written(), b"+OK\r\n");
     /// ```
     pub fn written(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or_default()
+        self.buf.bytes().get(..self.len).unwrap_or_default()
     }
 
     /// How many bytes are written: what to tell smoltcp's `send` closure it used.
@@ -109,7 +182,10 @@ impl<'a> ReplyWriter<'a> {
     /// assert!(bulk_reply_len(5) <= replies.remaining());
     /// ```
     pub fn remaining(&self) -> usize {
-        self.buf.len() - self.len
+        if self.buf.grows() {
+            return usize::MAX - self.len;
+        }
+        self.buf.bytes().len() - self.len
     }
 
     /// The part of the buffer not written yet, as scratch space: a command can build a value
@@ -128,7 +204,30 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.written(), b":2\r\n");
     /// ```
     pub fn spare(&mut self) -> &mut [u8] {
-        self.buf.get_mut(self.len..).unwrap_or_default()
+        let len = self.len;
+        self.buf.bytes_mut().get_mut(len..).unwrap_or_default()
+    }
+
+    /// The first `len` bytes of [`spare`](Self::spare), growing a growable buffer to have
+    /// them; `None` if they do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 16];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// assert!(replies.spare_for(16).is_some());
+    /// assert!(replies.spare_for(17).is_none());
+    /// ```
+    pub fn spare_for(&mut self, len: usize) -> Option<&mut [u8]> {
+        let end = self.len.checked_add(len)?;
+        if !self.buf.ensure(end) {
+            return None;
+        }
+        let start = self.len;
+        self.buf.bytes_mut().get_mut(start..end)
     }
 
     /// Drops what was written after the first `len` bytes; does nothing if `len` is not less than
@@ -335,7 +434,12 @@ impl<'a> ReplyWriter<'a> {
         let text_start = self.len + marker.len();
         self.put(&[marker, text, CRLF])?;
         let text_end = text_start + text.len();
-        for byte in self.buf.get_mut(text_start..text_end).unwrap_or_default() {
+        for byte in self
+            .buf
+            .bytes_mut()
+            .get_mut(text_start..text_end)
+            .unwrap_or_default()
+        {
             if matches!(*byte, b'\r' | b'\n') {
                 *byte = b' ';
             }
@@ -349,7 +453,11 @@ impl<'a> ReplyWriter<'a> {
             .iter()
             .fold(0usize, |total, part| total.saturating_add(part.len()));
         let end = self.len.checked_add(total).ok_or(WriteFull)?;
-        let mut out = self.buf.get_mut(self.len..end).ok_or(WriteFull)?;
+        if !self.buf.ensure(end) {
+            return Err(WriteFull);
+        }
+        let start = self.len;
+        let mut out = self.buf.bytes_mut().get_mut(start..end).ok_or(WriteFull)?;
         for part in parts {
             let (head, tail) = out.split_at_mut(part.len());
             head.copy_from_slice(part);

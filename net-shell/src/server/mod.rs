@@ -36,6 +36,7 @@ use crate::auth::Security;
 use crate::config::{Capacity, Settings, Timeouts};
 use crate::connection::{Connection, Phase};
 use crate::memory::Memory;
+#[cfg(not(feature = "alloc"))]
 use crate::resp::Limits;
 use crate::stats::Stats;
 use crate::store::Store;
@@ -67,11 +68,17 @@ pub struct Server<'a> {
     sockets: Shards<'a>,
     conns: Memory<'a, Connection<'a>>,
     reply: Memory<'a, u8>,
+    /// With the `alloc` feature, the reply buffer commands write to: it grows for a reply
+    /// larger than `reply` (a large value), and shrinks back after.
+    #[cfg(feature = "alloc")]
+    reply_vec: alloc::vec::Vec<u8>,
     store: Store<'a>,
     settings: Settings,
     conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
     write_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, 1>,
     stats: Stats,
+    /// The input buffer's size, as parser limits (where it cannot grow: no `alloc`).
+    #[cfg(not(feature = "alloc"))]
     limits: Limits,
     port: u16,
     dhcp: Option<DhcpState>,
@@ -125,8 +132,9 @@ impl<'a> Server<'a> {
                 needed: sizes.reply(),
             });
         }
+        // Where input buffers cannot grow, the longest SET must fit one.
         let longest = longest_set_request(store.max_key_len(), store.max_value_len());
-        if sizes.input < longest {
+        if sizes.input < longest && !cfg!(feature = "alloc") {
             return Err(SetupError::InputBufferTooSmall { needed: longest });
         }
         let ServerMemory {
@@ -179,6 +187,7 @@ impl<'a> Server<'a> {
             }),
         };
 
+        #[cfg(not(feature = "alloc"))]
         let input = sizes.input;
         let mut settings = Settings::new(config.timeouts, config.security);
         settings.capacity = config.capacity;
@@ -189,12 +198,15 @@ impl<'a> Server<'a> {
             iface,
             sockets,
             conns,
+            #[cfg(feature = "alloc")]
+            reply_vec: alloc::vec![0; reply.len()],
             reply,
             store,
             settings,
             conn_timers: TimeoutListsOn::with_storage(timers),
             write_timers: TimeoutListsOn::with_storage(write_timers),
             stats: Stats::default(),
+            #[cfg(not(feature = "alloc"))]
             limits: Limits::new(input, input),
             port: config.port,
             dhcp,

@@ -11,7 +11,12 @@ use crate::resp::{self, Limits, Parsed, ReplyWriter};
 use crate::stats::Stats;
 use crate::store::Store;
 
+#[cfg(not(feature = "alloc"))]
 const TOO_BIG: &[u8] = b"-ERR Protocol error: request does not fit the input buffer\r\n";
+
+/// Redis' `PROTO_INLINE_MAX_SIZE`: the longest inline request (with the `alloc` feature).
+#[cfg(feature = "alloc")]
+const INLINE_MAX: usize = 64 << 10;
 
 /// What one parse-and-execute step did.
 struct Step {
@@ -43,6 +48,10 @@ struct Runner<'s, 'a> {
     store: &'s mut Store<'a>,
     stats: &'s mut Stats,
     settings: &'s mut Settings,
+    /// The reply buffer: it grows (with the `alloc` feature) for a reply larger than usual.
+    #[cfg(feature = "alloc")]
+    reply: &'s mut alloc::vec::Vec<u8>,
+    #[cfg(not(feature = "alloc"))]
     reply: &'s mut [u8],
     limits: Limits,
     started: Tick,
@@ -85,7 +94,14 @@ impl Runner<'_, '_> {
             self.limits.unauthenticated()
         };
         let filled = input.len();
+        // Any number of arguments where they can spill into a `Vec`; else `MAX_ARGS`.
+        #[cfg(feature = "alloc")]
+        let parsed = resp::parse_spilling::<MAX_ARGS>(input, &limits);
+        #[cfg(not(feature = "alloc"))]
         let parsed = resp::parse::<MAX_ARGS>(input, &limits);
+        #[cfg(feature = "alloc")]
+        let mut out = ReplyWriter::growable(self.reply);
+        #[cfg(not(feature = "alloc"))]
         let mut out = ReplyWriter::new(self.reply);
         let mut step = Step {
             consumed: 0,
@@ -120,8 +136,9 @@ impl Runner<'_, '_> {
                     _ => {}
                 }
                 if after.is_err() {
-                    // Cannot happen: the reply buffer holds the largest reply.
-                    out = ReplyWriter::new(self.reply);
+                    // The reply buffer holds the largest reply, or grows (with `alloc`) until
+                    // memory runs out.
+                    out.truncate(0);
                     let _ = out.error("ERR reply too large");
                 }
                 step.consumed = consumed;
@@ -140,6 +157,54 @@ impl Runner<'_, '_> {
 }
 
 impl Server<'_> {
+    /// The parser's limits now: Redis' `proto-max-bulk-len` and 64 KiB inline requests, or,
+    /// where the input buffer cannot grow (no `alloc` feature), its size.
+    fn limits(&self) -> Limits {
+        let capacity = &self.settings.capacity;
+        #[cfg(feature = "alloc")]
+        return Limits::new(
+            capacity.max_bulk_len,
+            INLINE_MAX.min(capacity.query_buffer_limit),
+        );
+        #[cfg(not(feature = "alloc"))]
+        Limits::new(
+            capacity.max_bulk_len.min(self.limits.max_bulk_len),
+            self.limits.max_inline_len,
+        )
+    }
+
+    /// Sends what the send buffer has room for of a reply that did not fit; whether none is
+    /// left.
+    #[cfg(feature = "alloc")]
+    fn send_pending(&mut self, index: usize) -> bool {
+        let conn = &mut self.conns[index];
+        if conn.pending.is_empty() {
+            return true;
+        }
+        let rest = conn.pending.get(conn.pending_at..).unwrap_or_default();
+        let sent = self
+            .sockets
+            .tcp_mut(index, conn.socket)
+            .send_slice(rest)
+            .unwrap_or(0);
+        conn.pending_at += sent;
+        if conn.pending_at < conn.pending.len() {
+            return false;
+        }
+        conn.drop_pending();
+        true
+    }
+
+    /// After a reply far larger than usual, gives its memory back.
+    #[cfg(feature = "alloc")]
+    fn shrink_reply_buffer(&mut self) {
+        let usual = self.reply.len();
+        if self.reply_vec.len() > 4 * usual {
+            self.reply_vec.truncate(usual);
+            self.reply_vec.shrink_to(usual);
+        }
+    }
+
     /// Reads, executes and replies until input runs out or the send buffer is full.
     pub(super) fn serve(&mut self, index: usize, now: Tick) {
         if self.conns[index].phase != Phase::Open {
@@ -157,6 +222,11 @@ impl Server<'_> {
         let mut close = false;
         let mut blocked = false;
         loop {
+            #[cfg(feature = "alloc")]
+            if !self.send_pending(index) {
+                blocked = true; // the rest of a reply larger than the send buffer waits
+                break;
+            }
             let socket = self.sockets.tcp(index, handle);
             if socket.send_capacity() - socket.send_queue() < reply_room {
                 blocked = true; // back-pressure: wait until the client reads
@@ -178,12 +248,16 @@ impl Server<'_> {
                 continue;
             }
             let timeouts = self.settings.timeouts;
+            let limits = self.limits();
             let mut runner = Runner {
                 store: &mut self.store,
                 stats: &mut self.stats,
                 settings: &mut self.settings,
+                #[cfg(feature = "alloc")]
+                reply: &mut self.reply_vec,
+                #[cfg(not(feature = "alloc"))]
                 reply: &mut self.reply,
-                limits: self.limits,
+                limits,
                 started: self.started,
                 unix_offset_ms: self.unix_offset_ms,
                 client_slots: self.conns.len(),
@@ -219,35 +293,74 @@ impl Server<'_> {
                 let conn = &mut self.conns[index];
                 conn.input_len = filled;
                 if step.incomplete {
-                    if filled == room {
-                        // A request larger than the input buffer can never complete.
+                    if filled < room {
+                        break; // the rest has not arrived
+                    }
+                    // A request larger than the input buffer so far.
+                    #[cfg(feature = "alloc")]
+                    {
+                        let limit = self.settings.capacity.query_buffer_limit;
+                        if conn.grow_input(limit) {
+                            continue;
+                        }
+                        // As Redis: past `client-query-buffer-limit`, the client is closed.
+                        info!(
+                            "slot {}: request over the query buffer limit ({} bytes), closing",
+                            index, limit
+                        );
+                    }
+                    #[cfg(not(feature = "alloc"))]
+                    {
                         let _ = socket.send_slice(TOO_BIG);
                         info!(
                             "slot {}: request larger than the input buffer, closing",
                             index
                         );
-                        self.stats.protocol_error_closes += 1;
-                        close = true;
                     }
+                    self.stats.protocol_error_closes += 1;
+                    close = true;
                     break;
                 }
                 conn.consume(step.consumed);
+                #[cfg(feature = "alloc")]
+                conn.shrink_input();
             }
             executed |= step.executed;
             if self.settings.timeouts != timeouts {
                 self.timeouts_changed = true;
             }
             let written = step.written;
+            #[cfg(feature = "alloc")]
+            let reply = self.reply_vec.get(..written).unwrap_or_default();
+            #[cfg(not(feature = "alloc"))]
+            let reply = self.reply.get(..written).unwrap_or_default();
             // Error statistics come with `extended-commands` (the host): flash on the boards.
             #[cfg(feature = "extended-commands")]
-            if let Some(error) = self.reply[..written].strip_prefix(b"-") {
+            if let Some(error) = reply.strip_prefix(b"-") {
                 self.stats.total_error_replies += 1;
                 self.stats.errorstats.count(error);
             }
-            let _ = self
+            let sent = self
                 .sockets
                 .tcp_mut(index, handle)
-                .send_slice(&self.reply[..written]);
+                .send_slice(reply)
+                .unwrap_or(0);
+            // A reply larger than the send buffer's room: the rest goes out as it drains. The
+            // reply buffer itself becomes the connection's pending reply (no copy), and a
+            // fresh one of the usual size takes its place.
+            #[cfg(feature = "alloc")]
+            if sent < written {
+                let usual = self.reply.len();
+                let mut rest = core::mem::replace(&mut self.reply_vec, alloc::vec![0; usual]);
+                rest.truncate(written);
+                let conn = &mut self.conns[index];
+                conn.pending = rest;
+                conn.pending_at = sent;
+            } else {
+                self.shrink_reply_buffer();
+            }
+            #[cfg(not(feature = "alloc"))]
+            let _ = sent;
             if step.close {
                 close = true;
                 break;
