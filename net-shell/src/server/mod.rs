@@ -263,8 +263,10 @@ impl<'a> Server<'a> {
         // at the next poll. Egress only: a frame taken in here would not be served until the
         // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
         // (the device has no frame left to wake the caller).
+        // (Through the same wrapper as `receive`: one instance of smoltcp's egress, not two.)
+        let mut watched = Watched::new(device, self.port);
         self.sockets
-            .egress(&mut self.iface, now, instant(now), device);
+            .egress(&mut self.iface, now, instant(now), &mut watched);
         self.listen_again();
         self.next_poll(now)
     }

@@ -15,7 +15,9 @@ use smoltcp::iface::{Interface, PollIngressSingleResult, SocketHandle, SocketSet
 use smoltcp::phy::Device;
 use smoltcp::socket::tcp;
 use smoltcp::time::Instant;
-use timer_core::{HeapSlot, Tick, TimerHeapOn, TimerId, TimerQueue};
+use timer_core::Tick;
+#[cfg(feature = "alloc")]
+use timer_core::{HeapSlot, TimerHeapOn, TimerId, TimerQueue};
 
 use crate::memory::Memory;
 
@@ -31,11 +33,87 @@ type ShardList<'a> = alloc::vec::Vec<Shard<'a>>;
 #[cfg(not(feature = "alloc"))]
 type ShardList<'a> = heapless::Vec<Shard<'a>, MAX_SHARDS>;
 
-/// Slots of the queue of shards' smoltcp deadlines: one per shard.
+/// Each shard's next smoltcp deadline. With the `alloc` feature (a host, up to thousands of
+/// shards), a timer-core `TimerHeap` with one timer per shard, so a poll finds the due shards
+/// without a walk; without it (a board, at most [`MAX_SHARDS`]), an array scanned in full,
+/// which costs less than a queue there, in time and in flash.
 #[cfg(feature = "alloc")]
-type DueSlots = alloc::vec::Vec<HeapSlot<u16>>;
+struct Deadlines {
+    queue: TimerHeapOn<u16, alloc::vec::Vec<HeapSlot<u16>>>,
+    timers: alloc::vec::Vec<Option<TimerId>>,
+}
+
+#[cfg(feature = "alloc")]
+impl Deadlines {
+    fn new(shards: usize) -> Self {
+        Self {
+            queue: TimerHeapOn::with_storage((0..shards).map(|_| HeapSlot::new()).collect()),
+            timers: alloc::vec![None; shards],
+        }
+    }
+
+    /// Shard `shard` next needs a poll at `at` (`None`: only on traffic).
+    fn set(&mut self, shard: usize, at: Option<Tick>) {
+        let Some(timer) = self.timers.get_mut(shard) else {
+            return;
+        };
+        *timer = match (*timer, at) {
+            (Some(id), Some(at)) => match self.queue.reschedule(id, at) {
+                Ok(()) => Some(id),
+                Err(_) => self.queue.insert(at, shard as u16).ok(),
+            },
+            (None, Some(at)) => self.queue.insert(at, shard as u16).ok(),
+            (Some(id), None) => {
+                let _ = self.queue.cancel(id);
+                None
+            }
+            (None, None) => None,
+        };
+    }
+
+    /// A shard whose deadline is `<= now`, taken off.
+    fn pop_due(&mut self, now: Tick) -> Option<usize> {
+        let expired = self.queue.pop_expired(now)?;
+        let shard = usize::from(expired.value);
+        if let Some(timer) = self.timers.get_mut(shard) {
+            *timer = None;
+        }
+        Some(shard)
+    }
+
+    fn next(&self) -> Option<Tick> {
+        self.queue.next_deadline()
+    }
+}
+
 #[cfg(not(feature = "alloc"))]
-type DueSlots = [HeapSlot<u16>; MAX_SHARDS];
+struct Deadlines([Option<Tick>; MAX_SHARDS]);
+
+#[cfg(not(feature = "alloc"))]
+impl Deadlines {
+    fn new(_shards: usize) -> Self {
+        Self([None; MAX_SHARDS])
+    }
+
+    fn set(&mut self, shard: usize, at: Option<Tick>) {
+        if let Some(deadline) = self.0.get_mut(shard) {
+            *deadline = at;
+        }
+    }
+
+    fn pop_due(&mut self, now: Tick) -> Option<usize> {
+        let shard = self
+            .0
+            .iter()
+            .position(|at| at.is_some_and(|at| at <= now))?;
+        self.0[shard] = None;
+        Some(shard)
+    }
+
+    fn next(&self) -> Option<Tick> {
+        self.0.iter().flatten().min().copied()
+    }
+}
 
 /// "No shard", ending the list of touched shards.
 const NO_SHARD: u16 = u16::MAX;
@@ -45,9 +123,6 @@ pub(super) struct Shard<'a> {
     pub(super) sockets: SocketSet<'a>,
     /// Client slots in it.
     size: usize,
-    /// Its timer in the queue of shard deadlines: when smoltcp next needs this shard polled
-    /// (as of its last egress).
-    due: Option<TimerId>,
     /// Something happened in it this poll: send what it has queued. (It is then on the
     /// list of touched shards.)
     touched: bool,
@@ -63,8 +138,8 @@ pub(super) struct Shards<'a> {
     /// Shards touched in this poll, first to last.
     touched_first: u16,
     touched_last: u16,
-    /// Each shard's next smoltcp deadline, so a poll finds the due ones without a walk.
-    due: TimerHeapOn<u16, DueSlots>,
+    /// Each shard's next smoltcp deadline (as of its last egress).
+    due: Deadlines,
     pub(super) control: SocketSet<'a>,
     /// A frame went to the control set (an ARP reply, say): a shard waiting on a neighbour may
     /// be able to send now, before the time it last gave.
@@ -102,22 +177,17 @@ impl<'a> Shards<'a> {
             let _ = shards.push(Shard {
                 sockets: SocketSet::new(part.into_managed()),
                 size,
-                due: None,
                 touched: false,
                 next_touched: NO_SHARD,
                 listening: 0,
             });
         }
         shards.reverse();
-        #[cfg(feature = "alloc")]
-        let slots = (0..shards.len()).map(|_| HeapSlot::new()).collect();
-        #[cfg(not(feature = "alloc"))]
-        let slots = [const { HeapSlot::new() }; MAX_SHARDS];
         Self {
             shards,
             touched_first: NO_SHARD,
             touched_last: NO_SHARD,
-            due: TimerHeapOn::with_storage(slots),
+            due: Deadlines::new(count_for(clients)),
             control: SocketSet::new(control.into_managed()),
             control_traffic: false,
             visits: 0,
@@ -237,11 +307,7 @@ impl<'a> Shards<'a> {
         } else {
             now
         };
-        while let Some(expired) = self.due.pop_expired(everything_waiting) {
-            let shard = usize::from(expired.value);
-            if let Some(entry) = self.shards.get_mut(shard) {
-                entry.due = None;
-            }
+        while let Some(shard) = self.due.pop_due(everything_waiting) {
             self.touch(shard);
         }
         while let Some(shard) = self.pop_touched() {
@@ -251,18 +317,7 @@ impl<'a> Shards<'a> {
             let next = iface
                 .poll_at(at, &entry.sockets)
                 .map(|due| due.total_millis().max(0) as Tick);
-            entry.due = match (entry.due, next) {
-                (Some(id), Some(at)) => match self.due.reschedule(id, at) {
-                    Ok(()) => Some(id),
-                    Err(_) => self.due.insert(at, shard as u16).ok(),
-                },
-                (None, Some(at)) => self.due.insert(at, shard as u16).ok(),
-                (Some(id), None) => {
-                    let _ = self.due.cancel(id);
-                    None
-                }
-                (None, None) => None,
-            };
+            self.due.set(shard, next);
         }
     }
 
@@ -273,10 +328,7 @@ impl<'a> Shards<'a> {
         let control = iface
             .poll_at(at, &self.control)
             .map(|due| due.total_millis().max(0) as Tick);
-        [control, self.due.next_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        [control, self.due.next()].into_iter().flatten().min()
     }
 
     /// Sockets listening, as last counted in each shard.
