@@ -38,6 +38,8 @@ fn idle_connection_closed_at_idle_timeout_not_before() {
         Some(connected + 1_000)
     );
     assert_eq!(sim.stats().idle_timeout_closes, 1);
+    // Polled when it asked, at the deadline's tick: handled 0 ms late.
+    assert_eq!(sim.stats().idle_close_max_late_ms, 0);
     assert_eq!(sim.stats().read_timeout_closes, 0);
     sim.close(c);
     slot_listens_again(&mut sim);
@@ -52,6 +54,7 @@ fn idle_connection_closed_at_idle_timeout_not_before() {
     assert_eq!(sim.run_until_closed(c, last + 999), None);
     assert_eq!(sim.run_until_closed(c, last + 5_000), Some(last + 1_000));
     assert_eq!(sim.stats().idle_timeout_closes, 2);
+    assert_eq!(sim.stats().idle_close_max_late_ms, 0);
     let stats = sim.stats();
     sim.close(c);
     assert_eq!(stats.aborted_closes, 0);

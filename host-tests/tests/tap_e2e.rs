@@ -508,6 +508,11 @@ fn tap_ten_thousand_idle_connections_are_each_closed_once_at_their_timeout() {
     let most_late_ms: f64 = lines[2].rsplit(' ').next().unwrap().parse().unwrap();
     assert!(most_late_ms < 2_000.0, "{lines:?}");
     assert_eq!(shell.info_field("idle_timeout_closes"), 10_000);
+    // The server's own view: how many ticks late the latest close was handled. Generous for
+    // a loaded CI machine; scripts/bench-scale.py reports the figure.
+    let late = shell.info_field("idle_close_max_late_ms");
+    assert!(late <= 1_000, "{late} ms");
+    eprintln!("idle_close_max_late_ms {late}");
     assert_eq!(shell.info_field("connected_clients"), 1); // redis-cli's own INFO
     eprintln!("{lines:?}");
 }

@@ -66,12 +66,13 @@ pub(crate) fn write_info(
         if wants("stats") {
             write!(
                 text,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\nprotected_mode_refusals:{}\r\noom_refusals:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nidle_timeout_closes:{}\r\nidle_close_max_late_ms:{}\r\nread_timeout_closes:{}\r\nwrite_timeout_closes:{}\r\nprotocol_error_closes:{}\r\naborted_closes:{}\r\nhandshake_timeouts:{}\r\nhalf_open_evictions:{}\r\nprotected_mode_refusals:{}\r\noom_refusals:{}\r\n",
                 stats.total_connections_received,
                 stats.total_commands_processed,
                 stats.rejected_connections,
                 store.expired_keys(),
                 stats.idle_timeout_closes,
+                stats.idle_close_max_late_ms,
                 stats.read_timeout_closes,
                 stats.write_timeout_closes,
                 stats.protocol_error_closes,

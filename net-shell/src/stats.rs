@@ -79,6 +79,9 @@ pub struct Stats {
     pub rejected_connections: u64,
     /// Connections closed by the idle timeout.
     pub idle_timeout_closes: u64,
+    /// The most ticks (ms) an idle timeout was handled after its deadline: how late the poll
+    /// that closed it came (0: every one at its deadline's tick).
+    pub idle_close_max_late_ms: u64,
     /// Connections closed by the read timeout (a command arrived too slowly).
     pub read_timeout_closes: u64,
     /// Connections closed by the write timeout (the client did not read its replies).

@@ -239,6 +239,9 @@ impl<'a> Server<'a> {
         let now = now.max(self.last_now);
         self.last_now = now;
 
+        // Timeouts already due first: a poll that then takes in a burst of frames must not
+        // make them later still.
+        self.expire_connections(now);
         self.receive(now, device);
         self.poll_dhcp(now);
         // Only the slots frames arrived for: the work of a poll does not grow with the number

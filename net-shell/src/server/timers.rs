@@ -97,6 +97,9 @@ impl Server<'_> {
                     (Timeout::Idle, Phase::Open) => {
                         debug!("slot {}: idle timeout, closing", index);
                         self.stats.idle_timeout_closes += 1;
+                        let late = now.saturating_sub(expired.deadline);
+                        let most = &mut self.stats.idle_close_max_late_ms;
+                        *most = (*most).max(late);
                         self.begin_close(index, now);
                     }
                     (Timeout::Handshake, Phase::Listening)
