@@ -946,6 +946,107 @@ fn pipelines() -> Vec<Script> {
     ]
 }
 
+fn transactions() -> Vec<Script> {
+    vec![
+        Script::new("multi exec discard").run(&[
+            "EXEC",
+            "DISCARD",
+            "MULTI",
+            "MULTI",
+            "SET a 1",
+            "INCR a",
+            "GETRANGE a 0 -1",
+            "INCR nosuchint",
+            "SET b x",
+            "INCR b",
+            "EXEC",
+            "GET a",
+            "MULTI",
+            "SET c 1",
+            "DISCARD",
+            "DISCARD",
+            "EXISTS c",
+            "MULTI",
+            "EXEC",
+            "MULTI",
+            "PING",
+            "ECHO hi",
+            "MGET a b c",
+            "DEL a b",
+            "EXEC",
+            "DBSIZE",
+        ]),
+        Script::new("multi with errors while queueing").run(&[
+            "MULTI",
+            "SET a 1",
+            "NOSUCH x",
+            "GET",
+            "SET b 2",
+            "EXEC",
+            "EXISTS a b",
+            "MULTI",
+            "WATCH a",
+            "SET a 1",
+            "EXEC",
+            "GET a",
+            "MULTI",
+            "MULTI",
+            "SET z 1",
+            "EXEC",
+            "GET z",
+        ]),
+        Script::new("watch").run(&[
+            "SET w 1",
+            "WATCH w",
+            "SET w 2",
+            "MULTI",
+            "GET w",
+            "EXEC",
+            "WATCH w",
+            "MULTI",
+            "INCR w",
+            "EXEC",
+            "WATCH w nosuch",
+            "UNWATCH",
+            "SET w 3",
+            "MULTI",
+            "GET w",
+            "EXEC",
+            "WATCH nosuch",
+            "SET nosuch 1",
+            "MULTI",
+            "GET nosuch",
+            "EXEC",
+            "WATCH w",
+            "EXPIRE w 100",
+            "MULTI",
+            "TTL w",
+            "EXEC",
+            "WATCH w",
+            "DEL w",
+            "MULTI",
+            "PING",
+            "EXEC",
+            "WATCH",
+            "UNWATCH x",
+        ]),
+        Script::new("watch and expiry")
+            .run(&["SET e 1 PX 100", "WATCH e"])
+            .sleep(300)
+            .run(&["MULTI", "PING", "EXEC", "SET f 1", "WATCH f"])
+            .sleep(300)
+            .run(&["MULTI", "GET f", "EXEC"]),
+        Script::new("pipelined transaction").pipeline(&[
+            "MULTI",
+            "SET p 1",
+            "INCRBY p 41",
+            "GET p",
+            "EXEC",
+            "GET p",
+        ]),
+    ]
+}
+
 /// A seeded random mix of the commands above over a few keys.
 fn random_mix(seed: u64, steps: usize) -> Script {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -1053,6 +1154,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(keys());
     scripts.extend(server());
     scripts.extend(pipelines());
+    scripts.extend(transactions());
     // More seeds with REDIS_DIFF_SEEDS=n.
     let seeds = std::env::var("REDIS_DIFF_SEEDS")
         .ok()

@@ -135,3 +135,29 @@ fn request_over_the_query_buffer_limit_closes_that_client_only() {
     assert_eq!(sim.request(other, &["GET", "before"]), Reply::bulk("kept"));
     assert_eq!(sim.request(other, &["EXISTS", "a", "b"]), Reply::Int(0));
 }
+
+/// Queued commands count against the query buffer limit: past it, the client is closed
+/// without a reply (as for a long request); other clients go on.
+#[test]
+fn queued_commands_count_against_the_query_buffer_limit() {
+    let mut config = small_buffers();
+    config.capacity.query_buffer_limit = 8192;
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(config, big_store());
+    let c = sim.connect_ready();
+    let other = sim.connect_ready();
+    assert_eq!(sim.request(c, &["MULTI"]), Reply::ok());
+    let value = pattern(1000);
+    let mut queued = 0;
+    while sim.is_open(c) && queued < 20 {
+        sim.send_command(c, &["SET", "k", &value]);
+        queued += 1;
+    }
+    let replies = sim.replies(c);
+    assert!(
+        replies.iter().all(|r| *r == Reply::simple("QUEUED")),
+        "{replies:?}"
+    );
+    assert!((7..=9).contains(&replies.len()), "{} queued", replies.len());
+    assert!(sim.closed_by_server(c));
+    assert_eq!(sim.request(other, &["EXISTS", "k"]), Reply::Int(0));
+}

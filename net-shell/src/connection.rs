@@ -78,6 +78,9 @@ pub struct Connection<'a> {
     pub(crate) pending: alloc::vec::Vec<u8>,
     #[cfg(feature = "alloc")]
     pub(crate) pending_at: usize,
+    /// The open transaction (`MULTI`) and watched keys.
+    #[cfg(feature = "alloc")]
+    pub(crate) transaction: crate::command::Transaction,
 }
 
 impl Default for Connection<'_> {
@@ -120,6 +123,8 @@ impl<'a> Connection<'a> {
             pending: alloc::vec::Vec::new(),
             #[cfg(feature = "alloc")]
             pending_at: 0,
+            #[cfg(feature = "alloc")]
+            transaction: crate::command::Transaction::new(),
         }
     }
 
@@ -137,6 +142,7 @@ impl<'a> Connection<'a> {
         {
             self.drop_pending();
             self.shrink_input();
+            self.transaction = crate::command::Transaction::new();
         }
     }
 

@@ -81,6 +81,9 @@ struct Entry {
     key_len: u32,
     value_len: u32,
     timer: Option<TimerId>,
+    /// Given anew on each write to the key (`WATCH` compares it).
+    #[cfg(feature = "alloc")]
+    stamp: u32,
 }
 
 impl Entry {
@@ -92,6 +95,8 @@ impl Entry {
         key_len: 0,
         value_len: 0,
         timer: None,
+        #[cfg(feature = "alloc")]
+        stamp: 0,
     };
 }
 
@@ -277,6 +282,9 @@ pub struct Store<'a> {
     max_value_len: usize,
     expired_keys: u64,
     seed: u32,
+    /// The next write stamp.
+    #[cfg(feature = "alloc")]
+    next_stamp: u32,
 }
 
 impl<'a> Store<'a> {
@@ -356,6 +364,8 @@ impl<'a> Store<'a> {
             max_value_len,
             expired_keys: 0,
             seed,
+            #[cfg(feature = "alloc")]
+            next_stamp: 1,
         }
     }
 
@@ -529,9 +539,47 @@ impl<'a> Store<'a> {
                 self.remove_index(index);
                 self.expired_keys += 1;
             }
-            _ => self.apply_ttl(index, deadline.map_or(Ttl::Persist, Ttl::At)),
+            _ => {
+                self.apply_ttl(index, deadline.map_or(Ttl::Persist, Ttl::At));
+                self.stamp_written(index);
+            }
         }
         true
+    }
+
+    /// A live key's write stamp, new on every write to it (a value, a time to live): what
+    /// `WATCH` notes and `EXEC` compares. `None` if there is no such key (or it has expired).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreArrays, Ttl};
+    ///
+    /// let mut arrays: StoreArrays<4, 256> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 64);
+    /// store.set(b"k", b"1", Ttl::Persist, 0).unwrap();
+    /// let watched = store.stamp(b"k", 0);
+    /// store.set(b"k", b"1", Ttl::Persist, 0).unwrap();
+    /// assert_ne!(store.stamp(b"k", 0), watched);
+    /// assert_eq!(store.stamp(b"other", 0), None);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn stamp(&mut self, key: &[u8], now: Tick) -> Option<u32> {
+        let index = self.find_live(key, now)?;
+        self.entry(index).map(|entry| entry.stamp)
+    }
+
+    /// Gives entry `index` a new write stamp.
+    #[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
+    fn stamp_written(&mut self, index: u32) {
+        #[cfg(feature = "alloc")]
+        {
+            let stamp = self.next_stamp;
+            self.next_stamp = self.next_stamp.wrapping_add(1);
+            if let Some(entry) = self.entries.get_mut(position(index)) {
+                entry.stamp = stamp;
+            }
+        }
     }
 
     /// The first live key in slot `slot` or after, with its slot: for walking the keys
@@ -653,6 +701,7 @@ impl<'a> Store<'a> {
             None => self.insert_new(key, value)?,
         };
         self.apply_ttl(index, ttl);
+        self.stamp_written(index);
         Ok(())
     }
 
@@ -712,7 +761,9 @@ impl<'a> Store<'a> {
         self.write_block(offset, key, value);
         let hash = self.hash(key);
         let bucket = self.bucket(hash);
-        self.entries.0[position(index)].0 = Entry {
+        // (The update fills `stamp`, there with the `alloc` feature.)
+        #[allow(clippy::needless_update)]
+        let entry = Entry {
             used: true,
             next: self.buckets[bucket],
             hash,
@@ -720,7 +771,9 @@ impl<'a> Store<'a> {
             key_len: key.len() as u32,
             value_len: value.len() as u32,
             timer: None,
+            ..Entry::VACANT
         };
+        self.entries.0[position(index)].0 = entry;
         self.buckets[bucket] = index;
         self.len += 1;
         Ok(index)

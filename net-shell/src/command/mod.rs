@@ -39,6 +39,10 @@ mod keys;
 mod server;
 mod strings;
 mod table;
+#[cfg(feature = "alloc")]
+mod transaction;
+#[cfg(feature = "alloc")]
+pub use transaction::Transaction;
 
 pub use table::Continuation;
 
@@ -85,6 +89,9 @@ pub struct Context<'s, 'a> {
     pub client_id: u64,
     /// The connection's name (`CLIENT SETNAME`, `HELLO … SETNAME`).
     pub client_name: &'s mut ClientName,
+    /// The connection's transaction (`MULTI`) and watched keys.
+    #[cfg(feature = "alloc")]
+    pub transaction: &'s mut Transaction,
 }
 
 /// A connection's name, as `CLIENT SETNAME` sets it: printable ASCII without spaces, at most
@@ -129,17 +136,41 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
     let Some(&name) = argv.first() else {
         return Ok(After::Continue);
     };
+    // A command refused here dooms an open transaction (Redis' `rejectCommand`).
+    #[cfg(feature = "alloc")]
+    let refuse = |ctx: &mut Context<'_, '_>| ctx.transaction.doom();
+    #[cfg(not(feature = "alloc"))]
+    let refuse = |_: &mut Context<'_, '_>| {};
     let command = match table::lookup(argv) {
         Ok(command) => command,
-        Err(table::Unknown::Command) => return unknown_command(out, name, &argv[1..]),
-        Err(table::Unknown::Subcommand) => return unknown_subcommand(out, argv[1], name),
+        Err(table::Unknown::Command) => {
+            refuse(ctx);
+            return unknown_command(out, name, &argv[1..]);
+        }
+        Err(table::Unknown::Subcommand) => {
+            refuse(ctx);
+            return unknown_subcommand(out, argv[1], name);
+        }
     };
     if !command.arity_allows(argv.len()) {
+        refuse(ctx);
         return wrong_arity(out, command.name);
     }
     let auth_pending = ctx.settings.security.requires_auth() && !*ctx.authenticated;
     if auth_pending && !command.flags.has(table::Flags::NO_AUTH) {
+        refuse(ctx);
         return error(out, crate::auth::NOAUTH);
+    }
+    #[cfg(feature = "alloc")]
+    if ctx.transaction.is_open() && !transaction::runs_inside(command.name) {
+        let queued = ctx.transaction.queue(argv);
+        if queued > ctx.settings.capacity.query_buffer_limit {
+            // Queued commands count against the query buffer limit: past it, the client is
+            // closed, as for a long request.
+            return Ok(After::Close);
+        }
+        out.simple("QUEUED")?;
+        return Ok(After::Continue);
     }
     ctx.stats.total_commands_processed += 1;
     (command.handler)(ctx, argv, out)

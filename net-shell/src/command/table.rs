@@ -9,6 +9,8 @@
 
 #[cfg(feature = "extended-commands")]
 use super::bits;
+#[cfg(feature = "alloc")]
+use super::transaction;
 use super::{config, keys, server, strings, After, Context, Reply, ReplyWriter, WriteFull};
 
 /// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
@@ -33,12 +35,14 @@ impl Flags {
     pub(crate) const BLOCKING: Self = Self(1 << 6);
     pub(crate) const LOADING: Self = Self(1 << 7);
     pub(crate) const STALE: Self = Self(1 << 8);
-    pub(crate) const FAST: Self = Self(1 << 9);
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) const SKIP_SLOWLOG: Self = Self(1 << 9);
+    pub(crate) const FAST: Self = Self(1 << 10);
     /// Served before the client authenticates (`AUTH`, `HELLO`, `QUIT`).
-    pub(crate) const NO_AUTH: Self = Self(1 << 10);
-    pub(crate) const ALLOW_BUSY: Self = Self(1 << 12);
+    pub(crate) const NO_AUTH: Self = Self(1 << 11);
+    pub(crate) const ALLOW_BUSY: Self = Self(1 << 13);
 
-    const NAMES: [&'static str; 13] = [
+    const NAMES: [&'static str; 14] = [
         "write",
         "readonly",
         "denyoom",
@@ -48,6 +52,7 @@ impl Flags {
         "blocking",
         "loading",
         "stale",
+        "skip_slowlog",
         "fast",
         "no_auth",
         "no_multi",
@@ -111,6 +116,8 @@ impl Acl {
     pub(crate) const BITMAP: Self = Self(1 << 2);
     pub(crate) const DANGEROUS: Self = Self(1 << 3);
     pub(crate) const CONNECTION: Self = Self(1 << 4);
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) const TRANSACTION: Self = Self(1 << 5);
 
     /// Each bit's place in [`Categories`].
     #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
@@ -216,6 +223,8 @@ pub(crate) enum Group {
     Bitmap,
     Connection,
     Server,
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    Transactions,
 }
 
 impl Group {
@@ -226,6 +235,7 @@ impl Group {
             Self::Bitmap => "bitmap",
             Self::Connection => "connection",
             Self::Server => "server",
+            Self::Transactions => "transactions",
         }
     }
 }
@@ -469,7 +479,23 @@ pub(crate) static ROWS: &[Command] = &[
     row("echo", 2, LOADING_STALE.or(F::FAST), A::CONNECTION, G::Connection, server::echo),
     row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
     row("time", 1, LOADING_STALE.or(F::FAST), A::NONE, G::Server, server::time).tips(NONDETERMINISTIC),
+    // Transactions (queued commands take memory: the host).
+    #[cfg(feature = "alloc")]
+    row("multi", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::multi),
+    #[cfg(feature = "alloc")]
+    row("exec", 1, F::NOSCRIPT.or(LOADING_STALE).or(F::SKIP_SLOWLOG), A::TRANSACTION, G::Transactions, transaction::exec),
+    #[cfg(feature = "alloc")]
+    row("discard", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::discard),
+    #[cfg(feature = "alloc")]
+    row("watch", -2, TX_FAST, A::TRANSACTION, G::Transactions, transaction::watch).keys(1, -1, 1)
+        .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
+    #[cfg(feature = "alloc")]
+    row("unwatch", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::unwatch),
 ];
+
+/// The flags of `MULTI`, `DISCARD`, `WATCH` and `UNWATCH`.
+#[cfg(feature = "alloc")]
+const TX_FAST: Flags = F::NOSCRIPT.or(LOADING_STALE).or(F::FAST).or(F::ALLOW_BUSY);
 
 #[cfg(feature = "extended-commands")]
 #[rustfmt::skip]

@@ -68,6 +68,8 @@ struct Client<'c> {
     name: &'c mut ClientName,
     authenticated: &'c mut bool,
     more: &'c mut Option<Continuation>,
+    #[cfg(feature = "alloc")]
+    transaction: &'c mut crate::command::Transaction,
 }
 
 impl<'c> Client<'c> {
@@ -79,6 +81,8 @@ impl<'c> Client<'c> {
             name: &mut conn.name,
             authenticated: &mut conn.authenticated,
             more: &mut conn.more,
+            #[cfg(feature = "alloc")]
+            transaction: &mut conn.transaction,
         };
         (client, &mut conn.input, conn.input_len)
     }
@@ -127,6 +131,8 @@ impl Runner<'_, '_> {
                         unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(self.now)),
                     },
                     client_slots: self.client_slots,
+                    #[cfg(feature = "alloc")]
+                    transaction: client.transaction,
                 };
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                 step.executed = true;
