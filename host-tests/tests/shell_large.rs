@@ -161,3 +161,35 @@ fn queued_commands_count_against_the_query_buffer_limit() {
     assert!(sim.closed_by_server(c));
     assert_eq!(sim.request(other, &["EXISTS", "k"]), Reply::Int(0));
 }
+
+/// A value over 64 KiB goes out from the store as the send buffer drains, not copied into a
+/// reply buffer first; if the key is written before it has all gone out, the rest is gone, and
+/// the connection is closed (the client sees a reply cut short), never sent another value's
+/// bytes.
+#[test]
+fn large_get_streams_from_the_store_and_a_write_meanwhile_closes_that_client() {
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(small_buffers(), big_store());
+    let writer = sim.connect_ready();
+    let value = pattern(300_000);
+    assert_eq!(sim.request(writer, &["SET", "big", &value]), Reply::ok());
+    // Read in full: the same bytes, in order.
+    let reader = sim.connect_ready();
+    assert_eq!(sim.request(reader, &["GET", "big"]), Reply::bulk(&value));
+    // A reader that takes nothing yet holds the value mid-way; a write then ends it.
+    let slow = sim.connect_with(4096, 65536);
+    sim.settle();
+    sim.set_reading(slow, false);
+    sim.send_command(slow, &["GET", "big"]);
+    assert_eq!(sim.request(writer, &["SET", "big", "small"]), Reply::ok());
+    sim.set_reading(slow, true);
+    sim.settle();
+    let got = sim.take(slow);
+    assert!(got.len() < value.len(), "{} bytes", got.len());
+    assert!(
+        got.starts_with(b"$300000\r\nabcdefghij"),
+        "{:?}",
+        &got[..20]
+    );
+    assert!(sim.closed_by_server(slow));
+    assert_eq!(sim.request(reader, &["GET", "big"]), Reply::bulk("small"));
+}

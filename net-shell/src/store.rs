@@ -569,6 +569,26 @@ impl<'a> Store<'a> {
         self.entry(index).map(|entry| entry.stamp)
     }
 
+    /// A live key's entry, write stamp and value length, to read its value later with
+    /// [`value_by_handle`](Self::value_by_handle) (sending a large value in parts).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn value_handle(&mut self, key: &[u8], now: Tick) -> Option<(u32, u32, usize)> {
+        let index = self.find_live(key, now)?;
+        let entry = self.entry(index)?;
+        Some((index, entry.stamp, entry.value_len as usize))
+    }
+
+    /// The value of entry `index` if it still has write stamp `stamp` (the key was not
+    /// written, deleted or removed since).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn value_by_handle(&self, index: u32, stamp: u32) -> Option<&[u8]> {
+        let entry = self.entry(index).filter(|entry| entry.stamp == stamp)?;
+        Some(
+            self.pool
+                .slice(entry.offset + entry.key_len, entry.value_len as usize),
+        )
+    }
+
     /// Gives entry `index` a new write stamp.
     #[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
     fn stamp_written(&mut self, index: u32) {

@@ -44,8 +44,6 @@ mod transaction;
 #[cfg(feature = "alloc")]
 pub use transaction::Transaction;
 
-pub use table::Continuation;
-
 /// The time a command runs at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -92,6 +90,9 @@ pub struct Context<'s, 'a> {
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "alloc")]
     pub transaction: &'s mut Transaction,
+    /// A large value may be sent as the send buffer drains ([`After::More`]); not inside
+    /// `EXEC`, whose replies form one array.
+    pub stream_values: bool,
 }
 
 /// A connection's name, as `CLIENT SETNAME` sets it: printable ASCII without spaces, at most
@@ -182,8 +183,38 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
 /// # Errors
 ///
 /// [`WriteFull`] if `out` cannot hold even one more element.
-pub fn resume(more: Continuation, out: &mut ReplyWriter<'_>) -> Reply {
-    table::resume(more, out)
+#[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
+pub fn resume(more: Continuation, store: &mut Store<'_>, out: &mut ReplyWriter<'_>) -> Reply {
+    match more.0 {
+        More::Listing(listing) => table::resume(listing, out),
+        #[cfg(feature = "alloc")]
+        More::Value(value) => strings::resume_value(value, store, out),
+    }
+}
+
+/// A reply that goes on after the client has taken what was written ([`After::More`]): a
+/// listing longer than the reply buffer, or (with the `alloc` feature) a large value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Continuation(More);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+enum More {
+    Listing(table::ListingMore),
+    #[cfg(feature = "alloc")]
+    Value(strings::ValueMore),
+}
+
+impl Continuation {
+    pub(crate) fn listing(listing: table::ListingMore) -> Self {
+        Self(More::Listing(listing))
+    }
+
+    #[cfg(feature = "alloc")]
+    pub(crate) fn value(value: strings::ValueMore) -> Self {
+        Self(More::Value(value))
+    }
 }
 
 pub(crate) const SYNTAX: &str = "ERR syntax error";

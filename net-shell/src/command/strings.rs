@@ -8,9 +8,65 @@ use super::{
 use crate::decimal::{parse_i64, Decimal};
 use crate::store::Ttl;
 
-/// `GET key`.
+/// `GET key`. A value over [`STREAM_OVER`] bytes (with the `alloc` feature, outside `EXEC`)
+/// is not copied into the reply: its header goes now and its bytes follow from the store as
+/// the send buffer drains ([`resume_value`]).
 pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    #[cfg(feature = "alloc")]
+    if ctx.stream_values {
+        if let Some((index, stamp, len)) = ctx.store.value_handle(argv[1], ctx.clock.now) {
+            if len > STREAM_OVER {
+                out.bulk_header(len)?;
+                return Ok(After::More(super::Continuation::value(ValueMore {
+                    index,
+                    stamp,
+                    sent: 0,
+                    len,
+                })));
+            }
+        }
+    }
     bulk_or_nil(out, ctx.store.get(argv[1], ctx.clock.now))
+}
+
+/// Values longer than this are sent from the store as the send buffer drains.
+#[cfg(feature = "alloc")]
+pub(crate) const STREAM_OVER: usize = 64 << 10;
+
+/// A value being sent from the store: which entry, its write stamp when `GET` ran, and how
+/// far.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub(crate) struct ValueMore {
+    index: u32,
+    stamp: u32,
+    sent: usize,
+    len: usize,
+}
+
+/// Sends the next part of a value that fits `out`, then (at the end) its CRLF. If the key was
+/// written, deleted or expired meanwhile, the rest of this value is gone: the connection is
+/// closed (the client sees a reply cut short) rather than sent another value's bytes.
+#[cfg(feature = "alloc")]
+pub(crate) fn resume_value(
+    mut more: ValueMore,
+    store: &mut crate::store::Store<'_>,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let Some(value) = store.value_by_handle(more.index, more.stamp) else {
+        return Ok(After::Close);
+    };
+    let rest = value.get(more.sent..more.len).unwrap_or_default();
+    let room = out.remaining().saturating_sub(2);
+    let part = &rest[..rest.len().min(room)];
+    out.raw(part)?;
+    more.sent += part.len();
+    if more.sent < more.len {
+        return Ok(After::More(super::Continuation::value(more)));
+    }
+    out.raw(b"\r\n")?;
+    Ok(After::Continue)
 }
 
 /// The options of `SET` and `GETEX`, as Redis' `parseExtendedStringArgumentsOrReply` reads

@@ -11,7 +11,9 @@
 use super::bits;
 #[cfg(feature = "alloc")]
 use super::transaction;
-use super::{config, keys, server, strings, After, Context, Reply, ReplyWriter, WriteFull};
+use super::{
+    config, keys, server, strings, After, Context, Continuation, Reply, ReplyWriter, WriteFull,
+};
 
 /// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
 /// arity is already checked.
@@ -614,7 +616,7 @@ const UNKNOWN: u8 = u8::MAX;
 /// A listing that may be longer than the reply buffer, and where it goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Continuation {
+pub(crate) struct ListingMore {
     listing: Listing,
     /// The next entry to write.
     next: u8,
@@ -636,7 +638,7 @@ enum Listing {
     Names,
 }
 
-impl Continuation {
+impl ListingMore {
     /// Every command in the table.
     const fn all(listing: Listing) -> Self {
         Self {
@@ -705,7 +707,7 @@ impl Continuation {
                 if self.next == first && mark == 0 {
                     return Err(WriteFull); // one entry larger than the whole buffer
                 }
-                return Ok(After::More(self));
+                return Ok(After::More(Continuation::listing(self)));
             }
             self.next += 1;
         }
@@ -736,13 +738,13 @@ fn by_id(id: u8) -> Option<&'static Command> {
 }
 
 /// Goes on with a listing.
-pub(crate) fn resume(more: Continuation, out: &mut ReplyWriter<'_>) -> Reply {
+pub(crate) fn resume(more: ListingMore, out: &mut ReplyWriter<'_>) -> Reply {
     more.write(out)
 }
 
 /// `COMMAND`: every command's details.
 fn command_list(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
-    Continuation::all(Listing::Info).start(out)
+    ListingMore::all(Listing::Info).start(out)
 }
 
 /// `COMMAND COUNT`: the table's rows.
@@ -757,15 +759,15 @@ fn command_list_names(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
     if argv.len() > 2 {
         return super::error(out, super::SYNTAX);
     }
-    Continuation::all(Listing::Names).start(out)
+    ListingMore::all(Listing::Names).start(out)
 }
 
 /// `COMMAND INFO [name …]`: the named commands' details (nil for unknown names), or every
 /// command's.
 fn command_info(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     match &argv[2..] {
-        [] => Continuation::all(Listing::Info).start(out),
-        names => Continuation::named(Listing::Info, names).start(out),
+        [] => ListingMore::all(Listing::Info).start(out),
+        names => ListingMore::named(Listing::Info, names).start(out),
     }
 }
 
@@ -773,8 +775,8 @@ fn command_info(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'
 /// every command's.
 fn command_docs(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let listing = match &argv[2..] {
-        [] => Continuation::all(Listing::Docs),
-        names => Continuation::named(Listing::Docs, names),
+        [] => ListingMore::all(Listing::Docs),
+        names => ListingMore::named(Listing::Docs, names),
     };
     if listing.count == 0 && argv.len() > 2 {
         out.array_header(0)?;

@@ -154,6 +154,8 @@ pub(crate) fn exec(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter
         return Ok(After::Continue);
     }
     out.array_header(count)?;
+    // The replies form one array: each is written whole, none sent in parts.
+    ctx.stream_values = false;
     let limits = Limits::new(usize::MAX, usize::MAX);
     let mut at = 0;
     for _ in 0..count {

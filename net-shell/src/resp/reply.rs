@@ -367,6 +367,31 @@ impl<'a> ReplyWriter<'a> {
         self.put(&[b"$", digits.as_bytes(), CRLF, value, CRLF])
     }
 
+    /// A bulk string's header, `$<len>\r\n`, for a value whose bytes (and CRLF) follow
+    /// with [`raw`](Self::raw).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.bulk_header(3).unwrap();
+    /// replies.raw(b"abc\r\n").unwrap();
+    /// assert_eq!(replies.written(), b"$3\r\nabc\r\n");
+    /// ```
+    pub fn bulk_header(&mut self, len: usize) -> Result<(), WriteFull> {
+        let digits = Decimal::new(len as u64);
+        self.put(&[b"$", digits.as_bytes(), CRLF])
+    }
+
+    /// Bytes as they are: the body of a bulk string begun with
+    /// [`bulk_header`](Self::bulk_header).
+    pub fn raw(&mut self, bytes: &[u8]) -> Result<(), WriteFull> {
+        self.put(&[bytes])
+    }
+
     /// The null bulk string, `$-1\r\n`: what `GET` answers for a missing key.
     ///
     /// # Errors

@@ -133,6 +133,7 @@ impl Runner<'_, '_> {
                     client_slots: self.client_slots,
                     #[cfg(feature = "alloc")]
                     transaction: client.transaction,
+                    stream_values: true,
                 };
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                 step.executed = true;
@@ -241,7 +242,7 @@ impl Server<'_> {
             if let Some(more) = self.conns[index].more {
                 // The rest of a long reply goes before the next command's.
                 let mut out = ReplyWriter::new(&mut self.reply);
-                let after = command::resume(more, &mut out);
+                let after = command::resume(more, &mut self.store, &mut out);
                 self.conns[index].more = match after {
                     Ok(After::More(next)) => Some(next),
                     _ => None,
@@ -251,6 +252,12 @@ impl Server<'_> {
                     .sockets
                     .tcp_mut(index, handle)
                     .send_slice(&self.reply[..written]);
+                if after == Ok(After::Close) {
+                    // A value sent in parts was written meanwhile: its rest is gone.
+                    info!("slot {}: a value being sent changed, closing", index);
+                    close = true;
+                    break;
+                }
                 continue;
             }
             let timeouts = self.settings.timeouts;
