@@ -4,12 +4,14 @@
 //! smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a SYN
 //! that finds no listening socket is answered with a reset. So the design is:
 //!
-//! - every slot without a client listens (on the host, 64; on the board, 6);
-//! - frames are taken in one at a time, and after each SYN, [`guard_listeners`] gives every new
-//!   SYN-RECEIVED socket a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list, sends
-//!   its SYN-ACK at once, and counts the sockets still listening;
-//! - when none is left, the next frame is looked at before smoltcp takes it in: if it is a SYN,
-//!   the oldest pending handshake is aborted and its socket listens again, so the SYN finds a
+//! - every slot without a client listens (on the host, `--maxclients` + 1 of them; on the
+//!   board, 6), in shards of 16 (see `shards.rs`);
+//! - frames are taken in one at a time and looked at first; a SYN goes to a shard with a
+//!   socket listening, and after it [`guard_listeners`] gives every new SYN-RECEIVED socket of
+//!   that shard a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list, sends its
+//!   SYN-ACK at once, and counts the shard's sockets still listening;
+//! - when no shard has one left and the frame is a SYN, the oldest pending handshake is
+//!   aborted and its socket listens again, so the SYN finds a
 //!   listener instead of a reset (a handshake is only ever evicted for a new one); with no
 //!   handshake pending, a connection being closed whose peer has acknowledged everything it was
 //!   sent is aborted instead, so a closing client frees its slot for the next one at once;

@@ -6,6 +6,10 @@
 //! | file | what |
 //! | --- | --- |
 //! | `setup.rs` | [`ServerConfig`], buffer sizes, [`SetupError`] |
+//! | `memory.rs` | [`ServerMemory`]: what the server runs over, lent or allocated |
+//! | `shards.rs` | the client sockets in shards, so no step walks them all |
+//! | `arrivals.rs` | looking at each frame before smoltcp takes it in |
+//! | `endpoints.rs` | finding a client's slot by its address and port |
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
