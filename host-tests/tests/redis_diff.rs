@@ -946,6 +946,34 @@ fn pipelines() -> Vec<Script> {
     ]
 }
 
+fn client_list_and_kill() -> Vec<Script> {
+    vec![Script::new("client list and kill").run(&[
+        "CLIENT LIST TYPE foo",
+        "CLIENT LIST TYPE master",
+        "CLIENT LIST TYPE normal extra",
+        "CLIENT LIST ID x",
+        "CLIENT LIST ID 1 x",
+        "CLIENT LIST ID 0",
+        "CLIENT LIST ID 999999",
+        "CLIENT KILL 1.2.3.4:5",
+        "CLIENT KILL ID 0",
+        "CLIENT KILL ID x",
+        "CLIENT KILL ID 999999",
+        "CLIENT KILL ADDR 1.2.3.4:5 SKIPME maybe",
+        "CLIENT KILL ADDR 1.2.3.4:5 SKIPME no",
+        "CLIENT KILL TYPE foo",
+        "CLIENT KILL TYPE pubsub",
+        "CLIENT KILL TYPE normal",
+        "CLIENT KILL USER bob",
+        "CLIENT KILL USER default",
+        "CLIENT KILL MAXAGE 5",
+        "CLIENT KILL foo bar",
+        "CLIENT KILL ID",
+        "CLIENT KILL",
+        "PING",
+    ])]
+}
+
 fn transactions() -> Vec<Script> {
     vec![
         Script::new("multi exec discard").run(&[
@@ -1155,6 +1183,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(server());
     scripts.extend(pipelines());
     scripts.extend(transactions());
+    scripts.extend(client_list_and_kill());
     // More seeds with REDIS_DIFF_SEEDS=n.
     let seeds = std::env::var("REDIS_DIFF_SEEDS")
         .ok()

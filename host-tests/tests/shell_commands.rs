@@ -669,3 +669,58 @@ fn info_counts_error_replies_by_code() {
         "{all}"
     );
 }
+
+/// `CLIENT LIST` shows every client served, with Redis' field names; `CLIENT KILL` ends the
+/// clients it names (not the one asking, unless `SKIPME no`), and answers as Redis does.
+#[test]
+fn client_list_and_kill_see_every_connection() {
+    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let a = sim.connect_ready();
+    let b = sim.connect_ready();
+    let c = sim.connect_ready();
+    assert_eq!(sim.request(b, &["CLIENT", "SETNAME", "bee"]), Reply::ok());
+    let list = sim.request(a, &["CLIENT", "LIST"]).text();
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 3, "{list}");
+    assert!(lines[0].starts_with("id=1 addr=10.0.0.2:"), "{list}");
+    assert!(
+        lines[1].contains(" name=bee age=0 idle=0 flags=N db=0 "),
+        "{list}"
+    );
+    assert!(
+        lines.iter().all(|l| l.ends_with(" user=default resp=2")),
+        "{list}"
+    );
+    let b_addr = lines[1]
+        .split(' ')
+        .find_map(|f| f.strip_prefix("addr="))
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        sim.request(a, &["CLIENT", "LIST", "ID", "2"]).text(),
+        format!("{}\n", lines[1])
+    );
+    // Old form: by address, +OK.
+    assert_eq!(sim.request(a, &["CLIENT", "KILL", &b_addr]), Reply::ok());
+    assert!(sim.closed_by_server(b));
+    // New form: a count; the client asking is skipped unless SKIPME no.
+    assert_eq!(
+        sim.request(a, &["CLIENT", "KILL", "ID", "1"]),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        sim.request(a, &["CLIENT", "KILL", "ID", "3"]),
+        Reply::Int(1)
+    );
+    assert!(sim.closed_by_server(c));
+    assert_eq!(
+        sim.request(a, &["CLIENT", "KILL", "ID", "1", "SKIPME", "no"]),
+        Reply::Int(1)
+    );
+    assert!(sim.closed_by_server(a));
+    let d = sim.connect_ready();
+    assert_eq!(
+        sim.request(d, &["CLIENT", "LIST"]).text().lines().count(),
+        1
+    );
+}

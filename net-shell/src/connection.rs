@@ -43,6 +43,8 @@ pub struct Connection<'a> {
     /// When the connection was accepted or last completed a command: the idle timeout runs
     /// from here.
     pub(crate) idle_since: Tick,
+    /// When the connection was accepted (`CLIENT LIST`'s `age`).
+    pub(crate) accepted_at: Tick,
     /// When the command now in `input` started to arrive: the read timeout runs from here.
     pub(crate) read_since: Tick,
     /// Since when replies have waited without the client taking any (`None`: nothing waits):
@@ -112,6 +114,7 @@ impl<'a> Connection<'a> {
             write_timer: None,
             last_send_queue: 0,
             idle_since: 0,
+            accepted_at: 0,
             read_since: 0,
             write_since: None,
             blocked: false,
@@ -133,6 +136,7 @@ impl<'a> Connection<'a> {
         self.input_len = 0;
         self.last_send_queue = 0;
         self.idle_since = now;
+        self.accepted_at = now;
         self.read_since = now;
         self.write_since = None;
         self.blocked = false;

@@ -31,6 +31,8 @@ use crate::store::{Store, StoreError};
 mod bits;
 mod config;
 pub use config::parse_memory;
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+mod clients;
 mod expiry;
 #[cfg(feature = "extended-commands")]
 mod float;
@@ -39,6 +41,10 @@ mod keys;
 mod server;
 mod strings;
 mod table;
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+pub use clients::ClientsRequest;
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+pub(crate) use clients::{kill_reply, KillFilter, Request as ClientsQuery};
 #[cfg(feature = "alloc")]
 mod transaction;
 #[cfg(feature = "alloc")]
@@ -93,6 +99,10 @@ pub struct Context<'s, 'a> {
     /// A large value may be sent as the send buffer drains ([`After::More`]); not inside
     /// `EXEC`, whose replies form one array.
     pub stream_values: bool,
+    /// Where `CLIENT LIST` and `CLIENT KILL` leave what the server is to answer from its
+    /// connection table (they write no reply themselves).
+    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    pub clients: &'s mut Option<ClientsRequest>,
 }
 
 /// A connection's name, as `CLIENT SETNAME` sets it: printable ASCII without spaces, at most

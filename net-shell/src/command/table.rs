@@ -9,6 +9,8 @@
 
 #[cfg(feature = "extended-commands")]
 use super::bits;
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+use super::clients;
 #[cfg(feature = "alloc")]
 use super::transaction;
 use super::{
@@ -539,6 +541,10 @@ static CLIENT: &[Command] = &[
     #[cfg(feature = "command-docs")]
     row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
     row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
+    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    row("client|list", -2, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_list).tips(NONDETERMINISTIC),
+    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    row("client|kill", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_kill),
     // Redis 7.2's: client libraries send it on connecting.
     row("client|setinfo", -4, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setinfo),
 ];
@@ -553,6 +559,8 @@ const ALL_SHARDS_SUM: &[&str] = &["request_policy:all_shards", "response_policy:
 const LOADING_STALE: Flags = F::LOADING.or(F::STALE);
 const ADMIN_CONFIG: Flags = F::ADMIN.or(F::NOSCRIPT).or(LOADING_STALE);
 const CLIENT_FLAGS: Flags = F::NOSCRIPT.or(LOADING_STALE);
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+const ADMIN_CLIENT: Flags = F::ADMIN.or(CLIENT_FLAGS);
 const NO_AUTH: Flags = F::NOSCRIPT
     .or(LOADING_STALE)
     .or(F::FAST)

@@ -41,6 +41,11 @@ impl Transaction {
         }
     }
 
+    /// How many commands are queued.
+    pub(crate) fn queued_count(&self) -> usize {
+        self.count
+    }
+
     /// Whether `MULTI` is in force.
     pub(crate) fn is_open(&self) -> bool {
         self.open
@@ -168,6 +173,11 @@ pub(crate) fn exec(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter
             break;
         };
         execute(command.as_slice(), ctx, out)?;
+        // A command answered from the connection table cannot be one element of an array.
+        #[cfg(feature = "extended-commands")]
+        if ctx.clients.take().is_some() {
+            out.error("ERR CLIENT LIST and CLIENT KILL cannot run inside a transaction here")?;
+        }
         at += consumed;
     }
     Ok(After::Continue)

@@ -10,6 +10,7 @@
 //! | `shards.rs` | the client sockets in shards, so no step walks them all |
 //! | `arrivals.rs` | looking at each frame before smoltcp takes it in |
 //! | `endpoints.rs` | finding a client's slot by its address and port |
+//! | `clients.rs` | `CLIENT LIST` and `CLIENT KILL` over the connection table |
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
@@ -18,6 +19,8 @@
 //! | `timers.rs` | arming connection timers and acting when they fire |
 
 mod arrivals;
+#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+mod clients;
 mod dhcp;
 pub(crate) mod endpoints;
 mod lifecycle;

@@ -30,6 +30,9 @@ struct Step {
     close: bool,
     /// The input holds no whole request yet.
     incomplete: bool,
+    /// For the server to answer from its connection table (nothing written yet).
+    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    clients: Option<command::ClientsRequest>,
 }
 
 impl Step {
@@ -39,6 +42,8 @@ impl Step {
         executed: false,
         close: false,
         incomplete: true,
+        #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+        clients: None,
     };
 }
 
@@ -113,6 +118,8 @@ impl Runner<'_, '_> {
             executed: false,
             close: false,
             incomplete: false,
+            #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+            clients: None,
         };
         match parsed {
             Ok(Parsed::Incomplete) => return Step::INCOMPLETE,
@@ -134,6 +141,8 @@ impl Runner<'_, '_> {
                     #[cfg(feature = "alloc")]
                     transaction: client.transaction,
                     stream_values: true,
+                    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+                    clients: &mut step.clients,
                 };
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                 step.executed = true;
@@ -342,7 +351,14 @@ impl Server<'_> {
             if self.settings.timeouts != timeouts {
                 self.timeouts_changed = true;
             }
-            let written = step.written;
+            #[allow(unused_mut)]
+            let mut written = step.written;
+            #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+            if let Some(request) = step.clients.take() {
+                let (len, close_me) = self.answer_clients(index, request, now);
+                written = len;
+                step.close |= close_me;
+            }
             #[cfg(feature = "alloc")]
             let reply = self.reply_vec.get(..written).unwrap_or_default();
             #[cfg(not(feature = "alloc"))]

@@ -1,0 +1,118 @@
+//! Answering `CLIENT LIST` and `CLIENT KILL` over the connection table (the commands parse,
+//! the server answers: only it sees every connection).
+
+use core::fmt::Write as _;
+
+use timer_core::Tick;
+
+use super::Server;
+use crate::command::{kill_reply, ClientsQuery, ClientsRequest, KillFilter};
+use crate::connection::Phase;
+use crate::resp::ReplyWriter;
+
+impl Server<'_> {
+    /// Writes the answer to `request` from the client in slot `me` into the reply buffer;
+    /// returns its length and whether `me` itself is to be closed after it.
+    pub(super) fn answer_clients(
+        &mut self,
+        me: usize,
+        request: ClientsRequest,
+        now: Tick,
+    ) -> (usize, bool) {
+        match request.0 {
+            ClientsQuery::List { ids } => {
+                let mut text = alloc::string::String::new();
+                for index in 0..self.conns.len() {
+                    let conn = &self.conns[index];
+                    if conn.phase != Phase::Open || !conn.counted {
+                        continue;
+                    }
+                    if ids.as_ref().is_some_and(|ids| !ids.contains(&conn.id)) {
+                        continue;
+                    }
+                    let _ = self.describe(index, now, &mut text);
+                }
+                let mut out = ReplyWriter::growable(&mut self.reply_vec);
+                let _ = out.bulk(text.as_bytes());
+                (out.len(), false)
+            }
+            ClientsQuery::Kill(filter) => {
+                let mut killed = 0;
+                let mut me_too = false;
+                for index in 0..self.conns.len() {
+                    if !self.matches(index, &filter) || (index == me && filter.skip_me) {
+                        continue;
+                    }
+                    killed += 1;
+                    if index == me {
+                        me_too = true;
+                    } else {
+                        self.begin_close(index, now);
+                    }
+                }
+                let mut out = ReplyWriter::growable(&mut self.reply_vec);
+                let _ = kill_reply(&filter, killed, &mut out);
+                (out.len(), me_too)
+            }
+        }
+    }
+
+    /// The `ip:port` a client connected from, and the one it connected to.
+    fn addresses(&self, index: usize) -> (heapless::String<24>, heapless::String<24>) {
+        let mut addr = heapless::String::new();
+        let mut laddr = heapless::String::new();
+        if let Some(remote) = self.conns[index].remote {
+            let _ = write!(addr, "{}:{}", remote.addr, remote.port);
+        }
+        if let Some(local) = self.ipv4_address() {
+            let _ = write!(laddr, "{}:{}", local.address(), self.port);
+        }
+        (addr, laddr)
+    }
+
+    /// Whether the client in slot `index` is one `filter` names.
+    fn matches(&self, index: usize, filter: &KillFilter) -> bool {
+        let conn = &self.conns[index];
+        if conn.phase != Phase::Open || !conn.counted || filter.none {
+            return false;
+        }
+        let (addr, laddr) = self.addresses(index);
+        filter.id.is_none_or(|id| id == conn.id)
+            && filter.addr.as_deref().is_none_or(|a| a == addr.as_bytes())
+            && filter
+                .laddr
+                .as_deref()
+                .is_none_or(|a| a == laddr.as_bytes())
+    }
+
+    /// One `CLIENT LIST` line, with the fields this server has (Redis' names and order; the
+    /// fields it has no counterpart for are left out).
+    fn describe(
+        &self,
+        index: usize,
+        now: Tick,
+        text: &mut alloc::string::String,
+    ) -> core::fmt::Result {
+        let conn = &self.conns[index];
+        let (addr, laddr) = self.addresses(index);
+        let name = core::str::from_utf8(conn.name.as_bytes()).unwrap_or_default();
+        let in_multi = conn.transaction.is_open();
+        writeln!(
+            text,
+            "id={} addr={} laddr={} name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf={} user=default resp=2",
+            conn.id,
+            addr,
+            laddr,
+            name,
+            now.saturating_sub(conn.accepted_at) / 1000,
+            now.saturating_sub(conn.idle_since) / 1000,
+            if in_multi { "x" } else { "N" },
+            if in_multi {
+                conn.transaction.queued_count() as i64
+            } else {
+                -1
+            },
+            conn.input_len,
+        )
+    }
+}
