@@ -970,6 +970,10 @@ fn client_list_and_kill() -> Vec<Script> {
         "CLIENT KILL foo bar",
         "CLIENT KILL ID",
         "CLIENT KILL",
+        "CLIENT NO-EVICT on",
+        "CLIENT NO-EVICT OFF",
+        "CLIENT NO-EVICT maybe",
+        "CLIENT NO-EVICT",
         "PING",
     ])]
 }

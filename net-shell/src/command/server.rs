@@ -109,6 +109,21 @@ pub(crate) fn client_getname(
     bulk_or_nil(out, (!name.is_empty()).then_some(name))
 }
 
+/// `CLIENT NO-EVICT on|off`: accepted; this server evicts no client (a client past its limits
+/// is closed, whatever this says).
+#[cfg(feature = "extended-commands")]
+pub(crate) fn client_no_evict(
+    _: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if super::is(argv[2], "on") || super::is(argv[2], "off") {
+        ok(out)
+    } else {
+        error(out, SYNTAX)
+    }
+}
+
 /// `CLIENT SETINFO …`: accepted and not kept.
 pub(crate) fn client_setinfo(
     _: &mut Context<'_, '_>,

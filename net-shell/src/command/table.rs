@@ -545,6 +545,8 @@ static CLIENT: &[Command] = &[
     row("client|list", -2, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_list).tips(NONDETERMINISTIC),
     #[cfg(all(feature = "alloc", feature = "extended-commands"))]
     row("client|kill", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_kill),
+    #[cfg(feature = "extended-commands")]
+    row("client|no-evict", 3, F::ADMIN.or(CLIENT_FLAGS), A::CONNECTION, G::Connection, server::client_no_evict),
     // Redis 7.2's: client libraries send it on connecting.
     row("client|setinfo", -4, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_setinfo),
 ];
