@@ -148,6 +148,8 @@ pub struct StoreMemory<'a> {
     buckets: Memory<'a, u32>,
     timers: Memory<'a, WheelSlot<u32>>,
     bytes: Memory<'a, u8>,
+    /// Made empty just now (allocated): the store need not clear it.
+    fresh: bool,
 }
 
 impl StoreMemory<'_> {
@@ -198,6 +200,7 @@ impl StoreMemory<'_> {
             buckets: Memory::from(alloc::vec![NIL; keys]),
             timers: Memory::from((0..keys).map(|_| WheelSlot::new()).collect::<Vec<_>>()),
             bytes: Memory::from(alloc::vec![0u8; bytes]),
+            fresh: true,
         }
     }
 }
@@ -250,6 +253,7 @@ impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, B
             buckets: Memory::from(&mut arrays.buckets[..]),
             timers: Memory::from(&mut arrays.timers[..]),
             bytes: Memory::from(&mut arrays.bytes[..]),
+            fresh: false,
         }
     }
 }
@@ -342,15 +346,19 @@ impl<'a> Store<'a> {
             mut buckets,
             timers,
             bytes,
+            fresh,
         } = memory;
         let keys = entries
             .len()
             .min(buckets.len())
             .min(timers.len())
             .min(StoreMemory::MAX_KEYS);
-        // Lent memory may hold an earlier store's keys.
-        entries[..keys].fill(KeySlot::new());
-        buckets[..keys].fill(NIL);
+        // Lent memory may hold an earlier store's keys. (Allocated memory is empty already,
+        // and its untouched bucket pages cost no RSS.)
+        if !fresh {
+            entries[..keys].fill(KeySlot::new());
+            buckets[..keys].fill(NIL);
+        }
         Self {
             entries: Entries(entries),
             buckets,
