@@ -1,6 +1,7 @@
-//! What each frame taken in was: a device wrapper that notes the sender of every TCP segment
-//! to the served port before smoltcp processes it, so the server knows which slot to service
-//! and whether a new handshake may have taken a listening socket.
+//! What the next frame is, before smoltcp takes it in: a device wrapper that holds the next
+//! frame and reads the sender of a TCP segment to the served port, so the server knows which
+//! socket set takes it, which slot to service, and whether a new handshake may take a
+//! listening socket.
 
 use smoltcp::phy::{self, Device, DeviceCapabilities};
 use smoltcp::time::Instant;
@@ -50,13 +51,10 @@ pub(super) struct HeldFrame {
     len: usize,
 }
 
-/// The device, seen through a note of the last frame received, and able to show the next
-/// frame before smoltcp takes it in.
+/// The device, able to show the next frame before smoltcp takes it in.
 pub(super) struct Watched<'d, D: Device + ?Sized> {
     device: &'d mut D,
     port: u16,
-    /// What the last frame smoltcp took in was.
-    pub(super) last: Option<Arrival>,
     held: Option<HeldFrame>,
 }
 
@@ -66,7 +64,6 @@ impl<'d, D: Device + ?Sized> Watched<'d, D> {
         Self {
             device,
             port,
-            last: None,
             held: None,
         }
     }
@@ -97,30 +94,17 @@ impl<'d, D: Device + ?Sized> Watched<'d, D> {
 
 /// A received frame: straight from the device, or held by [`Watched::peek`].
 pub(super) enum RxToken<'n, T> {
-    Direct {
-        token: T,
-        port: u16,
-        note: &'n mut Option<Arrival>,
-    },
-    Held {
-        held: &'n mut Option<HeldFrame>,
-        port: u16,
-        note: &'n mut Option<Arrival>,
-    },
+    Direct { token: T },
+    Held { held: &'n mut Option<HeldFrame> },
 }
 
 impl<T: phy::RxToken> phy::RxToken for RxToken<'_, T> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
         match self {
-            Self::Direct { token, port, note } => token.consume(|frame| {
-                *note = arrival_of(frame, port);
-                f(frame)
-            }),
-            Self::Held { held, port, note } => {
+            Self::Direct { token } => token.consume(f),
+            Self::Held { held } => {
                 let frame = held.take();
-                let frame = frame.as_ref().map_or(&[][..], |h| &h.bytes[..h.len]);
-                *note = arrival_of(frame, port);
-                f(frame)
+                f(frame.as_ref().map_or(&[][..], |h| &h.bytes[..h.len]))
             }
         }
     }
@@ -144,28 +128,18 @@ impl<D: Device + ?Sized> Device for Watched<'_, D> {
         Self: 'a;
 
     fn receive(&mut self, timestamp: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
-        self.last = None;
         if self.held.is_some() {
             // No room to answer now: the frame stays held for the next look.
             let tx = self.device.transmit(timestamp)?;
             return Some((
                 RxToken::Held {
                     held: &mut self.held,
-                    port: self.port,
-                    note: &mut self.last,
                 },
                 tx,
             ));
         }
         let (rx, tx) = self.device.receive(timestamp)?;
-        Some((
-            RxToken::Direct {
-                token: rx,
-                port: self.port,
-                note: &mut self.last,
-            },
-            tx,
-        ))
+        Some((RxToken::Direct { token: rx }, tx))
     }
 
     fn transmit(&mut self, timestamp: Instant) -> Option<Self::TxToken<'_>> {

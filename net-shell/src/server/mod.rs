@@ -294,17 +294,19 @@ impl<'a> Server<'a> {
             let Some(arrival) = watched.peek(instant(now)) else {
                 break;
             };
-            let target = match arrival {
-                Some(arrival) => match self.slot_of(arrival.from) {
-                    Some(index) => Some(index / SHARD),
-                    // A new handshake needs a listening socket; a SYN that finds none gets a
-                    // reset, so make one listen first if none does.
-                    None if arrival.opens => self.listening_shard().or_else(|| {
-                        self.make_room_for_syn();
-                        self.listening_shard()
-                    }),
-                    None => None,
-                },
+            // The slot the frame is for, looked up once: taking the frame in changes no index.
+            let (slot, opens) = match arrival {
+                Some(arrival) => (self.slot_of(arrival.from), arrival.opens),
+                None => (None, false),
+            };
+            let target = match slot {
+                Some(index) => Some(index / SHARD),
+                // A new handshake needs a listening socket; a SYN that finds none gets a
+                // reset, so make one listen first if none does.
+                None if opens => self.listening_shard().or_else(|| {
+                    self.make_room_for_syn();
+                    self.listening_shard()
+                }),
                 None => None,
             };
             let taken = self
@@ -314,13 +316,10 @@ impl<'a> Server<'a> {
                 break;
             }
             taken_in += 1;
-            let Some(arrival) = watched.last.take() else {
-                continue;
-            };
-            if let Some(index) = self.slot_of(arrival.from) {
+            if let Some(index) = slot {
                 self.mark(index);
             }
-            if let (true, Some(shard)) = (arrival.opens, target) {
+            if let (true, Some(shard)) = (opens, target) {
                 if self.guard_listeners(shard, now) {
                     // Send the new handshake's SYN-ACK now, not after the rest of the batch:
                     // in a flood, later SYNs in the same batch could otherwise evict a real

@@ -57,18 +57,7 @@ impl Deadlines {
         let Some(timer) = self.timers.get_mut(shard) else {
             return;
         };
-        *timer = match (*timer, at) {
-            (Some(id), Some(at)) => match self.queue.reschedule(id, at) {
-                Ok(()) => Some(id),
-                Err(_) => self.queue.insert(at, shard as u16).ok(),
-            },
-            (None, Some(at)) => self.queue.insert(at, shard as u16).ok(),
-            (Some(id), None) => {
-                let _ = self.queue.cancel(id);
-                None
-            }
-            (None, None) => None,
-        };
+        *timer = super::timers::rearm(&mut self.queue, *timer, at, shard as u16);
     }
 
     /// A shard whose deadline is `<= now`, taken off.

@@ -1,11 +1,33 @@
 //! Connection timers: arming them as [`timer_policy`] says, and acting when they fire.
 
 use smoltcp::socket::tcp;
-use timer_core::{Tick, TimerQueue};
+use timer_core::{Tick, TimerId, TimerQueue};
 
 use super::timer_policy::{self, Timeout};
 use super::Server;
 use crate::connection::Phase;
+
+/// Puts `timer` at `deadline` in `queue`: moved if pending, inserted with `value` if not (or
+/// if stale), cancelled for `None`. Returns the timer now pending, if any.
+pub(super) fn rearm<T, Q: TimerQueue<T>>(
+    queue: &mut Q,
+    timer: Option<TimerId>,
+    deadline: Option<Tick>,
+    value: T,
+) -> Option<TimerId> {
+    match (timer, deadline) {
+        (Some(id), Some(at)) => match queue.reschedule(id, at) {
+            Ok(()) => Some(id),
+            Err(_) => queue.insert(at, value).ok(),
+        },
+        (None, Some(at)) => queue.insert(at, value).ok(),
+        (Some(id), None) => {
+            let _ = queue.cancel(id);
+            None
+        }
+        (None, None) => None,
+    }
+}
 
 impl Server<'_> {
     /// Puts an open connection's timers where [`timer_policy`] says, touching the timer queues
@@ -30,18 +52,12 @@ impl Server<'_> {
             .write_timer
             .and_then(|id| self.write_timers.deadline(id));
         if write != current {
-            conn.write_timer = match (conn.write_timer, write) {
-                (Some(id), Some(at)) => match self.write_timers.touch(id, at) {
-                    Ok(()) => Some(id),
-                    Err(_) => self.write_timers.insert(at, index as u16).ok(),
-                },
-                (None, Some(at)) => self.write_timers.insert(at, index as u16).ok(),
-                (Some(id), None) => {
-                    let _ = self.write_timers.cancel(id);
-                    None
-                }
-                (None, None) => None,
-            };
+            conn.write_timer = rearm(
+                &mut self.write_timers,
+                conn.write_timer,
+                write,
+                index as u16,
+            );
         }
     }
 
