@@ -204,9 +204,6 @@ pub enum Difference {
     /// Values and keys are limited by the store's configured sizes and today's buffers (issue
     /// 9): net-shell answers an error where Redis grows the value.
     ValueLimit,
-    /// `HELLO 3`: net-shell speaks RESP2 only (for now) and answers `-NOPROTO`, as Redis does
-    /// for a version it does not speak.
-    Resp2Only,
     /// `HELLO … SETNAME n` names the connection only if the whole command succeeds (the
     /// client authenticated, every option right), as Redis 7.2 does; Redis 7.0 sets the name
     /// while reading the options, so a later syntax error or a wrong password leaves it set.
@@ -235,7 +232,11 @@ impl Difference {
         match self {
             Self::InfoText => {
                 let headers = |v: &Value| -> Option<Vec<String>> {
-                    let text = String::from_utf8_lossy(v.bytes()?).into_owned();
+                    let bytes = match v {
+                        Value::Blob(b'=', text) => text.strip_prefix(b"txt:")?,
+                        other => other.bytes()?,
+                    };
+                    let text = String::from_utf8_lossy(bytes).into_owned();
                     Some(
                         text.lines()
                             .filter(|l| l.starts_with("# "))
@@ -331,13 +332,12 @@ impl Difference {
                 (Some(_), Some(si)) if si.iter().all(|v| matches!(v, Value::Simple(_))) => Ok(()),
                 _ => fail("not arrays of simple strings"),
             },
-            Self::OneDatabase | Self::NoPersistence | Self::ValueLimit | Self::Resp2Only => match s
-            {
+            Self::OneDatabase | Self::NoPersistence | Self::ValueLimit => match s {
                 Value::Error(_) => Ok(()),
                 _ => fail("net-shell should refuse"),
             },
             Self::HelloNameOnSuccess => match (r, s) {
-                (Value::Bulk(Some(_)), Value::Bulk(None)) => Ok(()),
+                (Value::Bulk(Some(_)), Value::Bulk(None) | Value::Line(b'_', _)) => Ok(()),
                 _ => fail("expected a name from Redis 7.0 and none here"),
             },
             Self::ClientSetinfo => match (r, s) {
@@ -474,6 +474,17 @@ pub enum Step {
     /// the cursors are each server's own, so the keys met are compared, as a set (each key
     /// at most once here).
     ScanAll(Vec<Vec<u8>>),
+    /// Requests sent together on a connection of the script (0 is the one the other steps
+    /// use; others are opened when first named), then `pushed` more replies read after
+    /// theirs (pub/sub messages), all compared byte for byte.
+    On {
+        /// Which connection.
+        conn: usize,
+        /// What is sent (may be nothing, to read pushed messages only).
+        requests: Vec<Request>,
+        /// Replies expected beyond one per request.
+        pushed: usize,
+    },
 }
 
 /// A named list of steps, run on a fresh connection to each server after `FLUSHALL`.
@@ -590,6 +601,25 @@ impl Script {
     /// A whole `SCAN` with these options (see [`Step::ScanAll`]).
     pub fn scan_all(mut self, options: &str) -> Self {
         self.steps.push(Step::ScanAll(words(options)));
+        self
+    }
+
+    /// Sends `lines` together on connection `conn` (0: the script's first), and reads
+    /// `pushed` more replies than one per line (pub/sub messages), all compared byte for byte.
+    #[must_use]
+    pub fn on(mut self, conn: usize, lines: &[&str], pushed: usize) -> Self {
+        let requests = lines
+            .iter()
+            .map(|line| Request {
+                args: words(line),
+                differs: None,
+            })
+            .collect();
+        self.steps.push(Step::On {
+            conn,
+            requests,
+            pushed,
+        });
         self
     }
 
@@ -819,7 +849,9 @@ pub struct Tally {
     pub mismatches: Vec<Mismatch>,
 }
 
-/// Runs each script against both servers, each on fresh connections after `FLUSHALL`.
+/// Runs each script against both servers, each on fresh connections after `FLUSHALL`; with
+/// `resp3`, every connection first says `HELLO 3` to both (and the handshakes are checked
+/// as [`Difference::Handshake`]).
 ///
 /// # Errors
 ///
@@ -828,21 +860,52 @@ pub fn run_scripts(
     redis: &RedisServer,
     shell: &mut Shell,
     scripts: &[Script],
+    resp3: bool,
 ) -> Result<Tally, String> {
     let mut tally = Tally::default();
+    let protocol = if resp3 { "RESP3" } else { "RESP2" };
     for script in scripts {
-        let mut r = redis.connect()?;
-        let s = shell.connect();
+        let mut conns: Vec<(RedisConnection, Client)> = Vec::new();
+        let open = |shell: &mut Shell,
+                        conns: &mut Vec<(RedisConnection, Client)>,
+                        tally: &mut Tally,
+                        conn: usize|
+         -> Result<(), String> {
+            while conns.len() <= conn {
+                let mut r = redis.connect()?;
+                let s = shell.connect();
+                if resp3 {
+                    let hello = [crate::sim::encode(&[b"HELLO", b"3"])];
+                    let theirs = r.exchange(&hello, 1)?;
+                    let ours = shell.exchange(s, &hello, 1)?;
+                    match Difference::Handshake.check(&theirs[0], &ours[0]) {
+                        Ok(()) => tally.intended += 1,
+                        Err(why) => tally.mismatches.push(Mismatch {
+                            at: format!("{} ({protocol}) connection {}", script.name, conns.len()),
+                            request: "HELLO 3".into(),
+                            redis: show(&theirs[0]),
+                            shell: show(&ours[0]),
+                            why,
+                        }),
+                    }
+                }
+                conns.push((r, s));
+            }
+            Ok(())
+        };
+        open(shell, &mut conns, &mut tally, 0)?;
         let flush = [crate::sim::encode(&[b"FLUSHALL"])];
-        r.exchange(&flush, 1)?;
-        shell.exchange(s, &flush, 1)?;
+        conns[0].0.exchange(&flush, 1)?;
+        shell.exchange(conns[0].1, &flush, 1)?;
         for (index, step) in script.steps.iter().enumerate() {
-            let requests = match step {
+            let (conn, requests, pushed) = match step {
                 Step::Sleep(ms) => {
                     std::thread::sleep(Duration::from_millis(*ms));
                     continue;
                 }
                 Step::ScanAll(options) => {
+                    let (r, s) = &mut conns[0];
+                    let s = *s;
                     let theirs = scan_all(options, |req| Ok(r.exchange(&[req], 1)?.remove(0)))?;
                     let ours =
                         scan_all(options, |req| Ok(shell.exchange(s, &[req], 1)?.remove(0)))?;
@@ -857,7 +920,7 @@ pub fn run_scripts(
                         tally.intended += 1;
                     } else {
                         tally.mismatches.push(Mismatch {
-                            at: format!("{} step {}", script.name, index),
+                            at: format!("{} ({protocol}) step {}", script.name, index),
                             request: format!(
                                 "SCAN … {}",
                                 options
@@ -873,8 +936,15 @@ pub fn run_scripts(
                     }
                     continue;
                 }
-                Step::Pipeline(requests) => requests,
+                Step::Pipeline(requests) => (0, requests, 0),
+                Step::On {
+                    conn,
+                    requests,
+                    pushed,
+                } => (*conn, requests, *pushed),
             };
+            open(shell, &mut conns, &mut tally, conn)?;
+            let (r, s) = &mut conns[conn];
             let encoded: Vec<Vec<u8>> = requests
                 .iter()
                 .map(|req| {
@@ -882,26 +952,32 @@ pub fn run_scripts(
                     crate::sim::encode(&args)
                 })
                 .collect();
-            let theirs = r.exchange(&encoded, requests.len())?;
-            let ours = shell.exchange(s, &encoded, requests.len())?;
-            for (i, req) in requests.iter().enumerate() {
+            let expected = requests.len() + pushed;
+            let theirs = r.exchange(&encoded, expected)?;
+            let ours = shell.exchange(*s, &encoded, expected)?;
+            for i in 0..expected {
                 let (rb, sb) = (&theirs[i], &ours[i]);
-                let verdict = match req.differs {
+                let differs = requests.get(i).and_then(|req| req.differs);
+                let verdict = match differs {
                     None if rb == sb => Ok(()),
                     None => Err("bytes differ".to_string()),
                     Some(difference) => difference.check(rb, sb),
                 };
-                match (verdict, req.differs) {
+                let shown = || match requests.get(i) {
+                    Some(req) => req
+                        .args
+                        .iter()
+                        .map(|a| show(a))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => format!("(message {} pushed)", i - requests.len() + 1),
+                };
+                match (verdict, differs) {
                     (Ok(()), None) => tally.exact += 1,
                     (Ok(()), Some(_)) => tally.intended += 1,
                     (Err(why), _) => tally.mismatches.push(Mismatch {
-                        at: format!("{} step {} #{}", script.name, index, i),
-                        request: req
-                            .args
-                            .iter()
-                            .map(|a| show(a))
-                            .collect::<Vec<_>>()
-                            .join(" "),
+                        at: format!("{} ({protocol}) step {} #{}", script.name, index, i),
+                        request: shown(),
                         redis: show(rb),
                         shell: show(sb),
                         why,
@@ -910,9 +986,11 @@ pub fn run_scripts(
             }
         }
         let quit = [crate::sim::encode(&[b"QUIT"])];
-        let _ = r.exchange(&quit, 1);
-        let _ = shell.exchange(s, &quit, 1);
-        shell.sim.close(s);
+        for (mut r, s) in conns {
+            let _ = r.exchange(&quit, 1);
+            let _ = shell.exchange(s, &quit, 1);
+            shell.sim.close(s);
+        }
     }
     Ok(tally)
 }

@@ -877,7 +877,7 @@ fn server() -> Vec<Script> {
                 D::Handshake,
                 &["HELLO", "HELLO 2", "HELLO 2 AUTH default pw"],
             )
-            .differs(D::Resp2Only, &["HELLO 3"])
+            .differs(D::Handshake, &["HELLO 3"])
             .run(&[
                 "HELLO 4",
                 "HELLO 1",
@@ -1196,7 +1196,12 @@ fn net_shell_answers_as_redis_does() {
     for seed in 1..=seeds {
         scripts.push(random_mix(seed, 400));
     }
-    let tally = run_scripts(&redis, &mut shell, &scripts).expect("both servers answer");
+    // Every script in RESP2, then again with both connections switched to RESP3.
+    let mut tally = run_scripts(&redis, &mut shell, &scripts, false).expect("both servers answer");
+    let resp3 = run_scripts(&redis, &mut shell, &scripts, true).expect("both servers answer");
+    tally.exact += resp3.exact;
+    tally.intended += resp3.intended;
+    tally.mismatches.extend(resp3.mismatches);
     for m in &tally.mismatches {
         eprintln!(
             "MISMATCH {}: {}\n  redis:     {}\n  net-shell: {}\n  ({})",
@@ -1204,7 +1209,7 @@ fn net_shell_answers_as_redis_does() {
         );
     }
     eprintln!(
-        "{} scripts: {} replies equal byte for byte, {} intended differences checked, {} mismatches, in {:.1} s",
+        "{} scripts, in RESP2 and RESP3: {} replies equal byte for byte, {} intended differences checked, {} mismatches, in {:.1} s",
         scripts.len(),
         tally.exact,
         tally.intended,

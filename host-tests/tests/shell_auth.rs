@@ -90,7 +90,7 @@ fn hello_authenticates_or_says_how() {
         );
     }
     assert_eq!(
-        sim.request(c, &["HELLO", "3"]),
+        sim.request(c, &["HELLO", "4"]),
         Reply::error("NOPROTO unsupported protocol version")
     );
     assert_eq!(

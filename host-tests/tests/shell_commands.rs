@@ -336,10 +336,10 @@ fn total_commands_processed_counts_like_redis() {
     assert_eq!(sim.stats().total_commands_processed, before + 2);
 }
 
-/// HELLO negotiates RESP2 like Redis: the handshake as a flat array for version 2 (or none),
-/// NOPROTO for RESP3 so a client can fall back; CLIENT ID agrees with HELLO's id.
+/// HELLO negotiates the protocol like Redis: the handshake as a flat array in RESP2, NOPROTO
+/// for a version it does not speak; CLIENT ID agrees with HELLO's id.
 #[test]
-fn hello_answers_resp2_handshake_and_noproto_for_resp3() {
+fn hello_answers_resp2_handshake_and_noproto_for_unknown_versions() {
     let mut sim = sim();
     let first = sim.connect_ready();
     let second = sim.connect_ready();
@@ -372,7 +372,7 @@ fn hello_answers_resp2_handshake_and_noproto_for_resp3() {
         handshake(1)
     );
     assert_eq!(
-        sim.request(first, &["HELLO", "3"]),
+        sim.request(first, &["HELLO", "4"]),
         Reply::error("NOPROTO unsupported protocol version")
     );
     assert_eq!(
@@ -652,7 +652,7 @@ fn info_counts_error_replies_by_code() {
     let _ = sim.request(c, &["GET"]);
     assert_eq!(sim.request(c, &["SET", "n", "x"]), Reply::ok());
     let _ = sim.request(c, &["INCR", "n"]);
-    let _ = sim.request(c, &["HELLO", "3"]);
+    let _ = sim.request(c, &["HELLO", "4"]);
     let stats = sim.request(c, &["INFO", "stats"]).text();
     assert_eq!(info_field(&stats, "total_error_replies"), 4);
     let errors = sim.request(c, &["INFO", "errorstats"]).text();
@@ -723,4 +723,40 @@ fn client_list_and_kill_see_every_connection() {
         sim.request(d, &["CLIENT", "LIST"]).text().lines().count(),
         1
     );
+}
+
+/// `HELLO 3` switches the connection to RESP3: the handshake is a map, nil is `_`, `CONFIG
+/// GET` a map, `INFO` a verbatim string; `HELLO 2` switches back. Other connections keep RESP2.
+#[test]
+fn hello_3_switches_the_connection_to_resp3() {
+    let mut sim = sim();
+    let c = sim.connect_ready();
+    let other = sim.connect_ready();
+    let mut raw = |sim: &mut Small, client, args: &[&str]| {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        sim.send(client, &sim::encode(&args));
+        sim.settle();
+        String::from_utf8(sim.take(client)).expect("text")
+    };
+    let hello = raw(&mut sim, c, &["HELLO", "3"]);
+    assert!(
+        hello.starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"),
+        "{hello}"
+    );
+    assert!(hello.contains("$5\r\nproto\r\n:3\r\n"), "{hello}");
+    assert_eq!(raw(&mut sim, c, &["GET", "nokey"]), "_\r\n");
+    assert_eq!(raw(&mut sim, c, &["MGET", "a", "b"]), "*2\r\n_\r\n_\r\n");
+    assert_eq!(
+        raw(&mut sim, c, &["CONFIG", "GET", "timeout"]),
+        "%1\r\n$7\r\ntimeout\r\n$3\r\n300\r\n"
+    );
+    let info = raw(&mut sim, c, &["INFO", "server"]);
+    assert!(
+        info.starts_with('=') && info.contains("\r\ntxt:# Server\r\n"),
+        "{info}"
+    );
+    assert_eq!(raw(&mut sim, other, &["GET", "nokey"]), "$-1\r\n");
+    let back = raw(&mut sim, c, &["HELLO", "2"]);
+    assert!(back.starts_with("*14\r\n"), "{back}");
+    assert_eq!(raw(&mut sim, c, &["GET", "nokey"]), "$-1\r\n");
 }

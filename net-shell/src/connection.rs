@@ -5,6 +5,7 @@ use timer_core::{Tick, TimerId};
 
 use crate::command::{ClientName, Continuation};
 use crate::memory::Memory;
+use crate::resp::Protocol;
 use crate::server::endpoints::{Endpoint, NO_SLOT};
 use crate::server::timer_policy::OpenTiming;
 
@@ -71,6 +72,8 @@ pub struct Connection<'a> {
     pub(crate) more: Option<Continuation>,
     /// The name the client gave itself (`CLIENT SETNAME`).
     pub(crate) name: ClientName,
+    /// The protocol the client speaks (`HELLO`).
+    pub(crate) protocol: Protocol,
     /// The lent input buffer, while a larger allocated one holds a long request.
     #[cfg(feature = "alloc")]
     pub(crate) lent_input: Option<Memory<'a, u8>>,
@@ -120,6 +123,7 @@ impl<'a> Connection<'a> {
             blocked: false,
             more: None,
             name: ClientName::new(),
+            protocol: Protocol::Resp2,
             #[cfg(feature = "alloc")]
             lent_input: None,
             #[cfg(feature = "alloc")]
@@ -142,6 +146,7 @@ impl<'a> Connection<'a> {
         self.blocked = false;
         self.more = None;
         self.name = ClientName::new();
+        self.protocol = Protocol::Resp2;
         #[cfg(feature = "alloc")]
         {
             self.drop_pending();

@@ -118,6 +118,6 @@ pub(crate) fn write_info(
         }
         Ok(())
     })();
-    out.bulk(text.as_bytes())?;
+    out.verbatim(text.as_bytes())?;
     Ok(After::Continue)
 }

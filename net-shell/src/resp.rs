@@ -85,5 +85,5 @@ pub use error::{ProtocolError, WriteFull};
 pub use parse::parse_spilling;
 pub use parse::{parse, Limits, UNAUTHENTICATED_MAX_ARGS, UNAUTHENTICATED_MAX_BULK_LEN};
 pub use reply::{
-    array_header_len, bulk_reply_len, integer_reply_len, simple_reply_len, ReplyWriter,
+    array_header_len, bulk_reply_len, integer_reply_len, simple_reply_len, Protocol, ReplyWriter,
 };

@@ -349,7 +349,7 @@ pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
         })
     };
     let count = entries().filter(|e| shown(e.name()).is_some()).count();
-    out.array_header(count * 2)?;
+    out.map_header(count)?;
     for entry in entries() {
         let Some(name) = shown(entry.name()) else {
             continue;

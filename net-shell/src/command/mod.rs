@@ -93,6 +93,8 @@ pub struct Context<'s, 'a> {
     pub client_id: u64,
     /// The connection's name (`CLIENT SETNAME`, `HELLO … SETNAME`).
     pub client_name: &'s mut ClientName,
+    /// The protocol the connection speaks (`HELLO` switches it).
+    pub protocol: &'s mut crate::resp::Protocol,
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "alloc")]
     pub transaction: &'s mut Transaction,

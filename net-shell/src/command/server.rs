@@ -7,6 +7,7 @@ use super::{
 use crate::auth;
 use crate::config::Settings;
 use crate::decimal::parse_i64;
+use crate::resp::Protocol;
 
 /// `PING [message]`.
 pub(crate) fn ping(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
@@ -164,14 +165,16 @@ pub(crate) fn auth(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
 
 /// `HELLO [protover [AUTH username password] [SETNAME name]]`, as Redis 7's `helloCommand`:
 /// the version first, then the options, then the credentials, and only then the rule that the
-/// client must be authenticated. This server speaks RESP2 only: version 2 (or none) gets
-/// Redis' handshake reply as a flat array; any other version gets `-NOPROTO`, as Redis
-/// answers versions it does not speak, so clients can fall back to RESP2.
+/// client must be authenticated. Version 3 switches the connection to RESP3 and version 2 back
+/// to RESP2 (none keeps it); the handshake reply is a map in the protocol now spoken. Any
+/// other version gets `-NOPROTO`, as from Redis.
 pub(crate) fn hello(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let args = &argv[1..];
+    let mut protocol = *ctx.protocol;
     if let Some(version) = args.first() {
         match parse_i64(version) {
-            Some(2) => {}
+            Some(2) => protocol = Protocol::Resp2,
+            Some(3) => protocol = Protocol::Resp3,
             Some(_) => return error(out, "NOPROTO unsupported protocol version"),
             None => {
                 return error(
@@ -216,14 +219,16 @@ pub(crate) fn hello(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
     if let Some(name) = name {
         *ctx.client_name = name;
     }
+    *ctx.protocol = protocol;
+    out.set_protocol(protocol);
     let client_id = ctx.client_id;
-    out.array_header(14)?;
+    out.map_header(7)?;
     out.bulk(b"server")?;
     out.bulk(b"redis")?;
     out.bulk(b"version")?;
     out.bulk(b"7.0.0")?;
     out.bulk(b"proto")?;
-    out.integer(2)?;
+    out.integer(protocol.version())?;
     out.bulk(b"id")?;
     out.integer(client_id.min(i64::MAX as u64) as i64)?;
     out.bulk(b"mode")?;

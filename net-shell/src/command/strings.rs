@@ -715,7 +715,7 @@ pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
         }
     }
     if idx {
-        out.array_header(4)?;
+        out.map_header(2)?;
         out.bulk(b"matches")?;
         out.array_header(ranges.len())?;
         for r in &ranges {

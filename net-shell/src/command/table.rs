@@ -683,13 +683,14 @@ impl ListingMore {
 
     /// Writes the header and as many entries as fit.
     fn start(self, out: &mut ReplyWriter<'_>) -> Reply {
-        let entries = match self.listing {
+        match self.listing {
             #[cfg(feature = "command-docs")]
-            Listing::Names => ROWS.iter().map(|c| 1 + c.subcommands.len()).sum(),
-            Listing::Docs => self.len() * 2,
-            Listing::Info => self.len(),
-        };
-        out.array_header(entries)?;
+            Listing::Names => {
+                out.array_header(ROWS.iter().map(|c| 1 + c.subcommands.len()).sum())?
+            }
+            Listing::Docs => out.map_header(self.len())?,
+            Listing::Info => out.array_header(self.len())?,
+        }
         self.write(out)
     }
 
@@ -789,7 +790,7 @@ fn command_docs(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'
         names => ListingMore::named(Listing::Docs, names),
     };
     if listing.count == 0 && argv.len() > 2 {
-        out.array_header(0)?;
+        out.map_header(0)?;
         return Ok(After::Continue);
     }
     listing.start(out)
@@ -828,9 +829,9 @@ fn help(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> R
     Ok(After::Continue)
 }
 
-/// Writes the names of set bits as simple strings, in bit order.
+/// Writes the names of set bits as a set of simple strings, in bit order.
 fn write_bit_names(bits: u32, names: &[&str], out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
-    out.array_header(bits.count_ones() as usize)?;
+    out.set_header(bits.count_ones() as usize)?;
     for (bit, name) in names.iter().enumerate() {
         if bits & (1 << bit) != 0 {
             out.simple(name)?;
@@ -856,11 +857,16 @@ fn write_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteF
     }
     #[cfg(not(feature = "command-docs"))]
     {
-        out.array_header(0)?; // ACL categories
-        out.array_header(0)?; // tips
-        out.array_header(0)?; // key specs
+        out.set_header(0)?; // ACL categories
+        out.set_header(0)?; // tips
+        out.set_header(0)?; // key specs
     }
-    out.array_header(command.subcommands.len())?;
+    // As Redis 7.0's `addReplyCommandSubCommands`: none is an empty set, some an array.
+    if command.subcommands.is_empty() {
+        out.set_header(0)?;
+    } else {
+        out.array_header(command.subcommands.len())?;
+    }
     for sub in command.subcommands {
         write_info(sub, out)?;
     }
@@ -870,14 +876,14 @@ fn write_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteF
 /// A command's tips and key specs, as Redis 7's `addReplyCommandInfo` lists them.
 #[cfg(feature = "command-docs")]
 fn write_docs_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
-    out.array_header(command.tips.len())?;
+    out.set_header(command.tips.len())?;
     for tip in command.tips {
         out.bulk(tip.as_bytes())?;
     }
-    out.array_header(command.specs.len())?;
+    out.set_header(command.specs.len())?;
     for spec in command.specs {
         let notes = !spec.notes.is_empty();
-        out.array_header(if notes { 8 } else { 6 })?;
+        out.map_header(if notes { 4 } else { 3 })?;
         if notes {
             out.bulk(b"notes")?;
             out.bulk(spec.notes.as_bytes())?;
@@ -885,19 +891,19 @@ fn write_docs_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), W
         out.bulk(b"flags")?;
         write_bit_names(u32::from(spec.flags.0), &KeyFlags::NAMES, out)?;
         out.bulk(b"begin_search")?;
-        out.array_header(4)?;
+        out.map_header(2)?;
         out.bulk(b"type")?;
         out.bulk(b"index")?;
         out.bulk(b"spec")?;
-        out.array_header(2)?;
+        out.map_header(1)?;
         out.bulk(b"index")?;
         out.integer(i64::from(spec.index))?;
         out.bulk(b"find_keys")?;
-        out.array_header(4)?;
+        out.map_header(2)?;
         out.bulk(b"type")?;
         out.bulk(b"range")?;
         out.bulk(b"spec")?;
-        out.array_header(6)?;
+        out.map_header(3)?;
         out.bulk(b"lastkey")?;
         out.integer(i64::from(spec.last))?;
         out.bulk(b"keystep")?;
@@ -913,12 +919,12 @@ fn write_docs_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), W
 fn write_docs(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), WriteFull> {
     out.bulk(command.name.as_bytes())?;
     let subs = !command.subcommands.is_empty();
-    out.array_header(if subs { 4 } else { 2 })?;
+    out.map_header(if subs { 2 } else { 1 })?;
     out.bulk(b"group")?;
     out.bulk(command.group.name().as_bytes())?;
     if subs {
         out.bulk(b"subcommands")?;
-        out.array_header(command.subcommands.len() * 2)?;
+        out.map_header(command.subcommands.len())?;
         for sub in command.subcommands {
             write_docs(sub, out)?;
         }

@@ -1,4 +1,10 @@
-//! Writing RESP2 replies into a byte slice, each reply whole or not at all.
+//! Writing RESP2 or RESP3 replies into a byte slice, each reply whole or not at all.
+//!
+//! The writer knows the connection's [`Protocol`]: commands call [`ReplyWriter::null`],
+//! [`ReplyWriter::map_header`], [`ReplyWriter::set_header`], [`ReplyWriter::verbatim`] or
+//! [`ReplyWriter::push_header`] once, and each writes what that protocol has for it (RESP2's
+//! flattened arrays and `$-1`, RESP3's `%`, `~`, `_`, `=` and `>`), as Redis' `addReplyMapLen`
+//! and friends do.
 
 use super::{ProtocolError, WriteFull};
 use crate::decimal::{decimal_len, Decimal};
@@ -31,6 +37,42 @@ pub struct ReplyWriter<'a> {
     buf: Buf<'a>,
     /// How many bytes are written.
     len: usize,
+    /// The protocol the client speaks (`HELLO`).
+    protocol: Protocol,
+}
+
+/// The protocol a connection speaks: RESP2 until the client says `HELLO 3`.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::resp::{Protocol, ReplyWriter};
+///
+/// let mut tx = [0u8; 32];
+/// let mut replies = ReplyWriter::new(&mut tx).speaking(Protocol::Resp3);
+/// replies.map_header(1).unwrap();
+/// replies.bulk(b"k").unwrap();
+/// replies.null().unwrap();
+/// assert_eq!(replies.written(), b"%1\r\n$1\r\nk\r\n_\r\n");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Protocol {
+    /// RESP2: maps and sets as flat arrays, `$-1` and `*-1` for nil.
+    #[default]
+    Resp2,
+    /// RESP3: maps, sets, `_` for nil, verbatim strings, pushes.
+    Resp3,
+}
+
+impl Protocol {
+    /// The version number, as `HELLO` and `CLIENT LIST` show it.
+    pub const fn version(self) -> i64 {
+        match self {
+            Self::Resp2 => 2,
+            Self::Resp3 => 3,
+        }
+    }
 }
 
 /// A reply buffer: a slice of fixed size, or (with the `alloc` feature) a `Vec` that grows.
@@ -98,7 +140,25 @@ impl<'a> ReplyWriter<'a> {
         Self {
             buf: Buf::Slice(buf),
             len: 0,
+            protocol: Protocol::Resp2,
         }
+    }
+
+    /// The same writer, writing in `protocol` (RESP2 unless told).
+    #[must_use]
+    pub fn speaking(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Writes in `protocol` from here on (`HELLO` switching protocols mid-reply).
+    pub fn set_protocol(&mut self, protocol: Protocol) {
+        self.protocol = protocol;
+    }
+
+    /// The protocol written.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
     }
 
     /// A writer filling `vec` from its start, growing it as replies need (its length is the
@@ -119,6 +179,7 @@ impl<'a> ReplyWriter<'a> {
         Self {
             buf: Buf::Vec(vec),
             len: 0,
+            protocol: Protocol::Resp2,
         }
     }
 
@@ -409,7 +470,10 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.written(), b"$-1\r\n");
     /// ```
     pub fn null(&mut self) -> Result<(), WriteFull> {
-        self.put(&[b"$-1\r\n"])
+        match self.protocol {
+            Protocol::Resp2 => self.put(&[b"$-1\r\n"]),
+            Protocol::Resp3 => self.put(&[b"_\r\n"]),
+        }
     }
 
     /// The header of an array of `count` elements, `*<count>\r\n`; write the elements next.
@@ -451,7 +515,114 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.written(), b"*-1\r\n");
     /// ```
     pub fn null_array(&mut self) -> Result<(), WriteFull> {
-        self.put(&[b"*-1\r\n"])
+        match self.protocol {
+            Protocol::Resp2 => self.put(&[b"*-1\r\n"]),
+            Protocol::Resp3 => self.put(&[b"_\r\n"]),
+        }
+    }
+
+    /// The header of a map of `pairs` key-value pairs: RESP3's `%<pairs>`, RESP2's array of
+    /// twice as many elements. Write the keys and values next, alternating.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if the header does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// replies.map_header(2).unwrap();
+    /// assert_eq!(replies.written(), b"*4\r\n");
+    /// ```
+    pub fn map_header(&mut self, pairs: usize) -> Result<(), WriteFull> {
+        match self.protocol {
+            Protocol::Resp2 => self.aggregate(b"*", pairs.saturating_mul(2)),
+            Protocol::Resp3 => self.aggregate(b"%", pairs),
+        }
+    }
+
+    /// The header of a set of `count` elements: RESP3's `~<count>`, RESP2's array.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if the header does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{Protocol, ReplyWriter};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx).speaking(Protocol::Resp3);
+    /// replies.set_header(3).unwrap();
+    /// assert_eq!(replies.written(), b"~3\r\n");
+    /// ```
+    pub fn set_header(&mut self, count: usize) -> Result<(), WriteFull> {
+        match self.protocol {
+            Protocol::Resp2 => self.aggregate(b"*", count),
+            Protocol::Resp3 => self.aggregate(b"~", count),
+        }
+    }
+
+    /// The header of an out-of-band message of `count` elements (a pub/sub message): RESP3's
+    /// push, `><count>`, RESP2's array.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if the header does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{Protocol, ReplyWriter};
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx).speaking(Protocol::Resp3);
+    /// replies.push_header(3).unwrap();
+    /// assert_eq!(replies.written(), b">3\r\n");
+    /// ```
+    pub fn push_header(&mut self, count: usize) -> Result<(), WriteFull> {
+        match self.protocol {
+            Protocol::Resp2 => self.aggregate(b"*", count),
+            Protocol::Resp3 => self.aggregate(b">", count),
+        }
+    }
+
+    /// Text for a person to read (`INFO`, `CLIENT LIST`): RESP3's verbatim string of format
+    /// `txt`, RESP2's bulk string.
+    ///
+    /// # Errors
+    ///
+    /// [`WriteFull`], writing nothing, if it does not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::{Protocol, ReplyWriter};
+    ///
+    /// let mut tx = [0u8; 32];
+    /// let mut replies = ReplyWriter::new(&mut tx).speaking(Protocol::Resp3);
+    /// replies.verbatim(b"a:1\r\n").unwrap();
+    /// assert_eq!(replies.written(), b"=9\r\ntxt:a:1\r\n\r\n");
+    /// ```
+    pub fn verbatim(&mut self, text: &[u8]) -> Result<(), WriteFull> {
+        match self.protocol {
+            Protocol::Resp2 => self.bulk(text),
+            Protocol::Resp3 => {
+                let digits = Decimal::new(text.len() as u64 + 4);
+                self.put(&[b"=", digits.as_bytes(), CRLF, b"txt:", text, CRLF])
+            }
+        }
+    }
+
+    /// `marker`, `count`, CRLF.
+    fn aggregate(&mut self, marker: &[u8], count: usize) -> Result<(), WriteFull> {
+        let digits = Decimal::new(count as u64);
+        self.put(&[marker, digits.as_bytes(), CRLF])
     }
 
     /// `marker`, `text` with CR and LF as spaces, CRLF.

@@ -32,8 +32,9 @@ impl Server<'_> {
                     }
                     let _ = self.describe(index, now, &mut text);
                 }
-                let mut out = ReplyWriter::growable(&mut self.reply_vec);
-                let _ = out.bulk(text.as_bytes());
+                let protocol = self.conns[me].protocol;
+                let mut out = ReplyWriter::growable(&mut self.reply_vec).speaking(protocol);
+                let _ = out.verbatim(text.as_bytes());
                 (out.len(), false)
             }
             ClientsQuery::Kill(filter) => {
@@ -50,7 +51,8 @@ impl Server<'_> {
                         self.begin_close(index, now);
                     }
                 }
-                let mut out = ReplyWriter::growable(&mut self.reply_vec);
+                let protocol = self.conns[me].protocol;
+                let mut out = ReplyWriter::growable(&mut self.reply_vec).speaking(protocol);
                 let _ = kill_reply(&filter, killed, &mut out);
                 (out.len(), me_too)
             }
@@ -99,7 +101,7 @@ impl Server<'_> {
         let in_multi = conn.transaction.is_open();
         writeln!(
             text,
-            "id={} addr={} laddr={} name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf={} user=default resp=2",
+            "id={} addr={} laddr={} name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf={} user=default resp={}",
             conn.id,
             addr,
             laddr,
@@ -113,6 +115,7 @@ impl Server<'_> {
                 -1
             },
             conn.input_len,
+            conn.protocol.version(),
         )
     }
 }

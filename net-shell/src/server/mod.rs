@@ -64,7 +64,7 @@ pub const MAX_ARGS: usize = 32;
 /// Most frames taken in per poll, so a flood cannot keep one poll from serving and expiring.
 const INGRESS_BUDGET: usize = 256;
 
-/// A RESP2 key-value server on smoltcp. Sans-IO and sans-clock: [`poll`](Self::poll) is given
+/// A RESP2/RESP3 key-value server on smoltcp. Sans-IO and sans-clock: [`poll`](Self::poll) is given
 /// the time and a device and says when it next needs to run.
 ///
 /// It runs over [`ServerMemory`] and a [`Store`], lent by the caller (a board's `static`s) or

@@ -7,7 +7,7 @@ use super::{Server, MAX_ARGS};
 use crate::command::{self, After, ClientName, Clock, Context, Continuation};
 use crate::config::Settings;
 use crate::connection::{Connection, Phase};
-use crate::resp::{self, Limits, Parsed, ReplyWriter};
+use crate::resp::{self, Limits, Parsed, Protocol, ReplyWriter};
 use crate::stats::Stats;
 use crate::store::Store;
 
@@ -71,6 +71,7 @@ struct Client<'c> {
     index: usize,
     id: u64,
     name: &'c mut ClientName,
+    protocol: &'c mut Protocol,
     authenticated: &'c mut bool,
     more: &'c mut Option<Continuation>,
     #[cfg(feature = "alloc")]
@@ -84,6 +85,7 @@ impl<'c> Client<'c> {
             index,
             id: conn.id,
             name: &mut conn.name,
+            protocol: &mut conn.protocol,
             authenticated: &mut conn.authenticated,
             more: &mut conn.more,
             #[cfg(feature = "alloc")]
@@ -109,9 +111,10 @@ impl Runner<'_, '_> {
         #[cfg(not(feature = "alloc"))]
         let parsed = resp::parse::<MAX_ARGS>(input, &limits);
         #[cfg(feature = "alloc")]
-        let mut out = ReplyWriter::growable(self.reply);
+        let out = ReplyWriter::growable(self.reply);
         #[cfg(not(feature = "alloc"))]
-        let mut out = ReplyWriter::new(self.reply);
+        let out = ReplyWriter::new(self.reply);
+        let mut out = out.speaking(*client.protocol);
         let mut step = Step {
             consumed: 0,
             written: 0,
@@ -129,6 +132,7 @@ impl Runner<'_, '_> {
                     started: self.started,
                     client_id: client.id,
                     client_name: client.name,
+                    protocol: client.protocol,
                     authenticated: client.authenticated,
                     store: self.store,
                     stats: self.stats,
@@ -250,7 +254,8 @@ impl Server<'_> {
             }
             if let Some(more) = self.conns[index].more {
                 // The rest of a long reply goes before the next command's.
-                let mut out = ReplyWriter::new(&mut self.reply);
+                let mut out =
+                    ReplyWriter::new(&mut self.reply).speaking(self.conns[index].protocol);
                 let after = command::resume(more, &mut self.store, &mut out);
                 self.conns[index].more = match after {
                     Ok(After::More(next)) => Some(next),
