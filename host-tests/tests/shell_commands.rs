@@ -732,7 +732,7 @@ fn hello_3_switches_the_connection_to_resp3() {
     let mut sim = sim();
     let c = sim.connect_ready();
     let other = sim.connect_ready();
-    let mut raw = |sim: &mut Small, client, args: &[&str]| {
+    let raw = |sim: &mut Small, client, args: &[&str]| {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
         sim.send(client, &sim::encode(&args));
         sim.settle();
