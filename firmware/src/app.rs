@@ -33,13 +33,14 @@ use core::mem::MaybeUninit;
 use net_shell::smoltcp;
 use net_shell::store::{Store, StoreArrays, StoreMemory};
 use net_shell::timer_core::TimeoutSlot;
+pub use net_shell::IpSetup;
 use net_shell::{
-    BufferSizes, ClientSlot, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts,
+    BufferSizes, ClientSlot, Security, Server, ServerConfig, ServerMemory, Timeouts,
     MAX_PASSWORD_LEN,
 };
 use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
-use smoltcp::wire::{IpEndpoint, Ipv4Address, Ipv4Cidr};
+use smoltcp::wire::{IpEndpoint, Ipv4Cidr};
 
 /// TCP sockets on the port: `CONNS - 1` clients are served at once, and the last socket
 /// answers one more client `-ERR max number of clients reached` and closes.
@@ -121,38 +122,13 @@ const fn parse_ms(text: &str) -> u64 {
     value
 }
 
-/// A fixed IPv4 configuration.
-#[derive(Clone, Copy, Debug)]
-pub struct StaticV4 {
-    /// Address and prefix length.
-    pub address: Ipv4Cidr,
-    /// Default gateway.
-    pub gateway: Option<Ipv4Address>,
-}
-
-/// How the interface gets its address.
-#[derive(Clone, Copy, Debug)]
-#[allow(dead_code, reason = "each board uses one variant")]
-pub enum Addressing {
-    /// A fixed address from the start.
-    Static(StaticV4),
-    /// DHCPv4; `fallback` applies if no lease arrives within `fallback_after_ms` (DHCP keeps
-    /// trying, and a later lease replaces the fallback).
-    Dhcp {
-        /// The configuration used until a lease arrives.
-        fallback: StaticV4,
-        /// How long to wait for a lease before using `fallback`.
-        fallback_after_ms: u64,
-    },
-}
-
 /// What the board tells the application.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
     /// The NIC's station address.
     pub mac: [u8; 6],
-    /// How to get an IPv4 address.
-    pub addressing: Addressing,
+    /// How to get an IPv4 address: static, or DHCP with a fallback (net-shell's own type).
+    pub ip: IpSetup,
     /// The TCP port to listen on.
     pub port: u16,
     /// Seed for TCP initial sequence numbers, DHCP transaction ids and the store's hash.
@@ -253,20 +229,7 @@ impl App {
         let clients = clients.write(core::array::from_fn(|_| ClientSlot::default()));
         let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);
 
-        let ip = match config.addressing {
-            Addressing::Static(v4) => IpSetup::Static {
-                address: v4.address,
-                gateway: v4.gateway,
-            },
-            Addressing::Dhcp {
-                fallback,
-                fallback_after_ms,
-            } => IpSetup::Dhcp {
-                fallback: Some((fallback.address, fallback.gateway)),
-                fallback_after_ms,
-            },
-        };
-        let mut server_config = ServerConfig::new(config.mac, ip);
+        let mut server_config = ServerConfig::new(config.mac, config.ip);
         server_config.port = config.port;
         server_config.timeouts = Timeouts::new(IDLE_TIMEOUT_MS, READ_TIMEOUT_MS, WRITE_TIMEOUT_MS);
         let trusted = match TRUSTED_NETWORK.map(str::parse::<Ipv4Cidr>) {

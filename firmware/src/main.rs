@@ -13,9 +13,6 @@ compile_error!("select one board feature: `qemu-mps2-an386` (default) or `nucleo
 
 mod app;
 mod board;
-#[cfg(feature = "qemu-mps2-an386")]
-mod cmsdk_time;
-mod nic;
 mod panic;
 mod status_led;
 mod wake;
@@ -50,7 +47,7 @@ fn main() -> ! {
         // Once listening, and again whenever the address changes (a DHCP lease after the
         // fallback, a new lease).
         if let Some(endpoint) = app.listen_endpoint().filter(|e| Some(*e) != announced) {
-            let mut line = Line::new();
+            let mut line = heapless::String::<64>::new();
             let _ = write!(line, "net-shell ready on {endpoint}");
             board::report_ready(line.as_str());
             announced = Some(endpoint);
@@ -68,34 +65,4 @@ fn main() -> ! {
 
 fn now_ms() -> u64 {
     Instant::now().as_millis()
-}
-
-/// A short line of text, formatted without allocation.
-struct Line {
-    buf: [u8; 64],
-    len: usize,
-}
-
-impl Line {
-    const fn new() -> Self {
-        Self {
-            buf: [0; 64],
-            len: 0,
-        }
-    }
-
-    fn as_str(&self) -> &str {
-        // Only whole `str`s are ever copied in.
-        core::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
-    }
-}
-
-impl core::fmt::Write for Line {
-    fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let end = self.len + s.len();
-        let dest = self.buf.get_mut(self.len..end).ok_or(core::fmt::Error)?;
-        dest.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
 }

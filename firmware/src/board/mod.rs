@@ -1,4 +1,6 @@
-//! The boards. Each module offers the same items, which `main` uses without knowing the board:
+//! The boards, each self-contained in its folder: `mod.rs` (bring-up), `nic.rs` (the NIC as a
+//! `smoltcp::phy::Device`, the one file that knows both sides) and its time driver. Each offers
+//! the same items, which `main` uses without knowing the board:
 //!
 //! - `Board { nic, led, app_config }` and `init() -> Board`: clocks, time driver, NIC (a
 //!   `smoltcp::phy::Device`), status LED (an `embedded_hal::digital::OutputPin`), and what the

@@ -13,15 +13,19 @@ use cortex_m_rt::exception;
 use embedded_hal::digital::{ErrorType, OutputPin};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 
-use crate::app::{self, Addressing, StaticV4};
-use crate::nic::lan9118::{Lan9118Nic, Mmio};
-use crate::{cmsdk_time, wake};
+use crate::app::{self, IpSetup};
+use crate::wake;
+
+use self::nic::{Lan9118Nic, Mmio};
+
+mod nic;
+mod time_driver;
 
 use defmt_semihosting as _;
 
 const LAN9118_BASE: usize = 0x4020_0000;
 const LAN9118_IRQ: Irq = Irq(13);
-const ALARM_TIMER_IRQ: Irq = Irq(cmsdk_time::ALARM_IRQ);
+const ALARM_TIMER_IRQ: Irq = Irq(time_driver::ALARM_IRQ);
 const FPGAIO_LED: usize = 0x4002_8000;
 
 /// The board's NIC.
@@ -48,7 +52,7 @@ pub fn init() -> Board {
     let _core = cortex_m::Peripherals::take().expect("init runs once");
     // SAFETY: mps2-an386 maps CMSDK APB timers 0 and 1 at the addresses `start` uses, nothing
     // else in the firmware touches them, and `Peripherals::take` above makes this run once.
-    unsafe { cmsdk_time::start() };
+    unsafe { time_driver::start() };
     // SAFETY: unmasking cannot break a critical section here (none is active); the handler,
     // `DefaultHandler`, is ready.
     unsafe { NVIC::unmask(ALARM_TIMER_IRQ) };
@@ -72,10 +76,10 @@ pub fn init() -> Board {
         led: FpgaLed { bit: 0 },
         app_config: app::Config {
             mac,
-            addressing: Addressing::Static(StaticV4 {
+            ip: IpSetup::Static {
                 address: Ipv4Cidr::new(Ipv4Address::new(10, 0, 2, 15), 24),
                 gateway: Some(Ipv4Address::new(10, 0, 2, 2)),
-            }),
+            },
             port: 6379,
             random_seed: seed,
             // QEMU's user networking (slirp) forwards host connections from 10.0.2.2.
@@ -137,7 +141,7 @@ unsafe fn DefaultHandler(irqn: i16) {
         lan9118::acknowledge_rx_interrupt(&mut regs);
         wake::raise();
     } else if irqn == ALARM_TIMER_IRQ.0 as i16 {
-        cmsdk_time::on_alarm_interrupt();
+        time_driver::on_alarm_interrupt();
     } else if let Ok(irq) = u16::try_from(irqn) {
         // An interrupt nobody enabled: mask it rather than spin in it.
         NVIC::mask(Irq(irq));

@@ -18,8 +18,11 @@ use embassy_stm32::{bind_interrupts, uid};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use static_cell::ConstStaticCell;
 
-use crate::app::{self, Addressing, StaticV4};
-use crate::nic::embassy_driver::DriverDevice;
+use crate::app::{self, IpSetup};
+
+use self::nic::DriverDevice;
+
+mod nic;
 
 use defmt_rtt as _;
 
@@ -101,11 +104,11 @@ pub fn init() -> Board {
         led: Output::new(p.PB7, Level::Low, Speed::Low),
         app_config: app::Config {
             mac,
-            addressing: Addressing::Dhcp {
-                fallback: StaticV4 {
-                    address: Ipv4Cidr::new(Ipv4Address::new(192, 168, 1, 79), 24),
-                    gateway: Some(Ipv4Address::new(192, 168, 1, 1)),
-                },
+            ip: IpSetup::Dhcp {
+                fallback: Some((
+                    Ipv4Cidr::new(Ipv4Address::new(192, 168, 1, 79), 24),
+                    Some(Ipv4Address::new(192, 168, 1, 1)),
+                )),
                 fallback_after_ms: 10_000,
             },
             port: 6379,
