@@ -27,6 +27,7 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
 done
 cargo check -p net-shell --target thumbv7em-none-eabihf
 cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt
+cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt,sntp
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo check -p embassy-wheel-queue --target "$target"
   cargo check -p embassy-wheel-queue --target "$target" --features defmt

@@ -21,6 +21,8 @@ mod memory;
 mod pool;
 pub mod resp;
 mod server;
+#[cfg(feature = "sntp")]
+mod sntp;
 mod stats;
 pub mod store;
 
@@ -30,6 +32,8 @@ pub use memory::Memory;
 pub use server::{
     BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError, MAX_ARGS,
 };
+#[cfg(feature = "sntp")]
+pub use server::{ClockSync, SntpMemory};
 pub use smoltcp;
 pub use stats::{ErrorStats, Stats};
 pub use timer_core;

@@ -7,9 +7,10 @@
 //! noticed late, which the tests see.
 //!
 //! The client side has any number of TCP clients (std buffers, ACKs sent at once) and, when a
-//! test starts one, a DHCP server that leases one address.
+//! test starts them, a DHCP server that leases one address and an SNTP server.
 
 mod link;
+mod ntp;
 
 use net_shell::store::{Store, StoreMemory};
 use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts};
@@ -18,13 +19,14 @@ use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::{tcp, udp};
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{
-    DhcpMessageType, DhcpPacket, DhcpRepr, EthernetAddress, EthernetFrame, EthernetProtocol,
-    EthernetRepr, HardwareAddress, IpAddress, IpCidr, IpProtocol, Ipv4Address, Ipv4Cidr,
-    Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
+    DhcpMessageType, DhcpOption, DhcpPacket, DhcpRepr, EthernetAddress, EthernetFrame,
+    EthernetProtocol, EthernetRepr, HardwareAddress, IpAddress, IpCidr, IpProtocol, Ipv4Address,
+    Ipv4Cidr, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
 };
 
 pub use link::{link, FaultCounts, Faults, LinkEnd, RxToken, TxToken};
 pub use net_shell::Stats;
+pub use ntp::{ntp_timestamp, NtpAnswer, NtpServer};
 
 /// The server's address and port.
 pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
@@ -129,6 +131,7 @@ pub struct Sim<const C: usize, const K: usize, const B: usize> {
     /// The address clients connect to.
     pub server_ip: Ipv4Address,
     dhcp: Option<DhcpServer>,
+    ntp: Option<NtpServer>,
 }
 
 /// A DHCP server on the client interface that leases one address.
@@ -142,6 +145,10 @@ pub struct DhcpServer {
     pub lease_secs: u32,
     /// ACKs sent.
     pub acks: u32,
+    /// The NTP server offered in option 42, if any.
+    pub ntp_server: Option<Ipv4Address>,
+    /// The parameter request list of the last request received.
+    pub asked_for: Vec<u8>,
 }
 
 impl DhcpServer {
@@ -155,6 +162,12 @@ impl DhcpServer {
         if message_type == DhcpMessageType::Ack {
             self.acks += 1;
         }
+        self.asked_for = request.parameter_request_list.unwrap_or_default().to_vec();
+        let ntp_octets = self.ntp_server.map(|address| address.octets());
+        let ntp_option = ntp_octets.as_ref().map(|octets| DhcpOption {
+            kind: 42,
+            data: &octets[..],
+        });
         let reply = DhcpRepr {
             message_type,
             transaction_id: request.transaction_id,
@@ -176,7 +189,7 @@ impl DhcpServer {
             lease_duration: Some(self.lease_secs),
             renew_duration: None,
             rebind_duration: None,
-            additional_options: &[],
+            additional_options: ntp_option.as_slice(),
         };
         let mut bytes = vec![0; reply.buffer_len()];
         reply
@@ -259,6 +272,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             server_polls: 0,
             server_ip: SERVER_IP,
             dhcp: None,
+            ntp: None,
         };
         Ok(sim)
     }
@@ -289,7 +303,26 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             lease,
             lease_secs,
             acks: 0,
+            ntp_server: None,
+            asked_for: Vec::new(),
         });
+    }
+
+    /// Starts an SNTP server on port 123 of the client interface ([`CLIENT_IP`]), whose clock
+    /// reads `unix_at_zero` (Unix milliseconds) at simulated time 0.
+    pub fn start_ntp_server(&mut self, unix_at_zero: u64) {
+        let socket = self.client_sockets.add(NtpServer::socket());
+        self.ntp = Some(NtpServer {
+            socket,
+            unix_at_zero,
+            answer: NtpAnswer::Correct,
+            requests: Vec::new(),
+        });
+    }
+
+    /// The SNTP server, once started.
+    pub fn ntp_server(&mut self) -> &mut NtpServer {
+        self.ntp.as_mut().expect("no NTP server")
     }
 
     /// The DHCP server, once started.
@@ -331,7 +364,11 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             &mut self.client_link,
             &mut self.client_sockets,
         );
-        if self.serve_dhcp() {
+        let ntp_sent = match self.ntp.as_mut() {
+            Some(ntp) => ntp.serve(&mut self.client_sockets, self.now),
+            None => false,
+        };
+        if self.serve_dhcp() | ntp_sent {
             self.client_iface.poll(
                 Instant::from_millis(self.now as i64),
                 &mut self.client_link,

@@ -22,6 +22,9 @@ impl Server<'_> {
         let Some(mut dhcp) = self.dhcp else {
             return;
         };
+        // The lease's NTP server (`Some(None)`: none, or the lease was lost), for SNTP.
+        #[cfg(feature = "sntp")]
+        let mut ntp_server = None;
         match self
             .sockets
             .control
@@ -31,6 +34,10 @@ impl Server<'_> {
             Some(dhcpv4::Event::Configured(lease)) => {
                 info!("DHCP lease: {}", lease.address);
                 apply_address(&mut self.iface, Some((lease.address, lease.router)));
+                #[cfg(feature = "sntp")]
+                {
+                    ntp_server = Some(super::wall_clock::ntp_server_of(&lease));
+                }
                 dhcp.leased = true;
                 dhcp.on_fallback = false;
             }
@@ -39,6 +46,10 @@ impl Server<'_> {
             Some(dhcpv4::Event::Deconfigured) if dhcp.leased => {
                 warn!("DHCP lease lost");
                 apply_address(&mut self.iface, None);
+                #[cfg(feature = "sntp")]
+                {
+                    ntp_server = Some(None);
+                }
                 dhcp.leased = false;
                 dhcp.fallback_at = now;
             }
@@ -52,6 +63,10 @@ impl Server<'_> {
             }
         }
         self.dhcp = Some(dhcp);
+        #[cfg(feature = "sntp")]
+        if let Some(server) = ntp_server {
+            self.ntp_server_from_dhcp(server, now);
+        }
     }
 }
 

@@ -25,6 +25,9 @@ pub struct ServerMemory<'a> {
     pub(super) timers: Memory<'a, TimeoutSlot<u16>>,
     pub(super) write_timers: Memory<'a, TimeoutSlot<u16>>,
     pub(super) bytes: Bytes<'a>,
+    /// The SNTP client's buffers, if lent: SNTP runs only with them.
+    #[cfg(feature = "sntp")]
+    pub(super) sntp: Option<&'a mut super::SntpMemory>,
 }
 
 impl<'a> ServerMemory<'a> {
@@ -73,12 +76,49 @@ impl<'a> ServerMemory<'a> {
             timers: Memory::from(timers),
             write_timers: Memory::from(write_timers),
             bytes: Bytes::lent(buffer),
+            #[cfg(feature = "sntp")]
+            sntp: None,
         }
+    }
+
+    /// Lends the SNTP client its memory (`sntp` feature), so the server sets its wall clock by
+    /// SNTP: `sockets` must then have one more entry (two more than clients).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::{BufferSizes, ClientSlot, ServerMemory, SntpMemory};
+    /// use net_shell::smoltcp::iface::SocketStorage;
+    /// use net_shell::timer_core::TimeoutSlot;
+    ///
+    /// const CLIENTS: usize = 2;
+    /// let sizes = BufferSizes { rx: 1024, tx: 2048, input: 1024 };
+    /// let mut sockets = [SocketStorage::EMPTY; CLIENTS + 2];
+    /// let mut clients: [ClientSlot; CLIENTS] = core::array::from_fn(|_| ClientSlot::default());
+    /// let mut timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut write_timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut buffer = vec![0u8; sizes.bytes_needed(CLIENTS)];
+    /// let mut sntp = SntpMemory::new();
+    /// let memory = ServerMemory::lent(
+    ///     &mut sockets,
+    ///     &mut clients,
+    ///     &mut timers,
+    ///     &mut write_timers,
+    ///     &mut buffer,
+    /// )
+    /// .with_sntp(&mut sntp);
+    /// assert_eq!(memory.clients(), 2);
+    /// ```
+    #[cfg(feature = "sntp")]
+    pub fn with_sntp(mut self, memory: &'a mut super::SntpMemory) -> Self {
+        self.sntp = Some(memory);
+        self
     }
 
     /// Memory for `clients` client slots (at most [`MAX_CLIENTS`](Self::MAX_CLIENTS)) with
     /// buffers of `sizes` (pass the same sizes to [`Server::new`](super::Server::new)'s
-    /// configuration), from the global allocator.
+    /// configuration), from the global allocator. With the `sntp` feature, the SNTP client's
+    /// memory too (leaked, as the buffers are).
     ///
     /// The buffers are one zeroed allocation, so a slot's pages cost no RSS until a client
     /// uses them. It is leaked: the sockets borrow their buffers from it for as long as the
@@ -103,7 +143,7 @@ impl<'a> ServerMemory<'a> {
         let buffer = alloc::vec![0u8; sizes.bytes_needed(clients)].leak();
         ServerMemory {
             sockets: Memory::from(
-                (0..=clients)
+                (0..clients + CONTROL_SOCKETS)
                     .map(|_| SocketStorage::EMPTY)
                     .collect::<Vec<_>>(),
             ),
@@ -115,6 +155,8 @@ impl<'a> ServerMemory<'a> {
             timers: Memory::from(timer_slots()),
             write_timers: Memory::from(timer_slots()),
             bytes: Bytes::lent(buffer),
+            #[cfg(feature = "sntp")]
+            sntp: Some(alloc::boxed::Box::leak(alloc::boxed::Box::default())),
         }
     }
 
@@ -135,9 +177,13 @@ impl<'a> ServerMemory<'a> {
                 most: Self::MAX_CLIENTS,
             });
         }
-        if self.sockets.len() < clients + 1 {
+        #[cfg(feature = "sntp")]
+        let control = 1 + usize::from(self.sntp.is_some());
+        #[cfg(not(feature = "sntp"))]
+        let control = 1;
+        if self.sockets.len() < clients + control {
             return Err(SetupError::TooFewSocketSlots {
-                needed: clients + 1,
+                needed: clients + control,
             });
         }
         if self.timers.len() < clients || self.write_timers.len() < clients {
@@ -150,6 +196,11 @@ impl<'a> ServerMemory<'a> {
         Ok(())
     }
 }
+
+/// Sockets beside the client sockets that [`ServerMemory::allocate`] makes room for: DHCP's,
+/// and with the `sntp` feature, SNTP's.
+#[cfg(feature = "alloc")]
+const CONTROL_SOCKETS: usize = if cfg!(feature = "sntp") { 2 } else { 1 };
 
 /// A first-in, first-out queue of client slots, linked through the slots themselves (so it
 /// needs no array of its own and never fills).

@@ -17,6 +17,7 @@
 //! | `serve.rs` | read, parse, execute, reply |
 //! | `timer_policy.rs` | which timeout applies when (pure functions) |
 //! | `timers.rs` | arming connection timers and acting when they fire |
+//! | `wall_clock.rs` | setting the wall clock by SNTP (the `sntp` feature) |
 
 mod arrivals;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
@@ -31,6 +32,8 @@ mod setup;
 mod shards;
 pub(crate) mod timer_policy;
 mod timers;
+#[cfg(feature = "sntp")]
+pub(crate) mod wall_clock;
 
 use smoltcp::iface::{Config as IfaceConfig, Interface, PollIngressSingleResult};
 use smoltcp::phy::Device;
@@ -55,6 +58,8 @@ use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
 use shards::{Shards, SHARD};
 use timer_policy::Timeout;
+#[cfg(feature = "sntp")]
+pub use wall_clock::{ClockSync, SntpMemory};
 
 /// Arguments of one command held without allocating: the most a command may have without the
 /// `alloc` feature (a board). With it, a command may have any number (Redis 7: up to
@@ -93,6 +98,9 @@ pub struct Server<'a> {
     dhcp: Option<DhcpState>,
     expire_budget: usize,
     unix_offset_ms: Option<u64>,
+    /// The SNTP client, when its memory was lent.
+    #[cfg(feature = "sntp")]
+    sntp: Option<wall_clock::Sntp>,
     last_now: Tick,
     /// The tick `new` was given, for `INFO` uptime.
     started: Tick,
@@ -152,6 +160,8 @@ impl<'a> Server<'a> {
             timers,
             write_timers,
             mut bytes,
+            #[cfg(feature = "sntp")]
+            sntp,
         } = memory;
         // `check` made sure the bytes suffice.
         let mut take = |len| bytes.take(len).unwrap_or_else(Memory::empty);
@@ -195,6 +205,19 @@ impl<'a> Server<'a> {
                 on_fallback: false,
             }),
         };
+        #[cfg(feature = "sntp")]
+        let sntp = match sntp {
+            Some(memory) => Some(wall_clock::Sntp::start(
+                memory,
+                &mut sockets.control,
+                dhcp.map(|d| d.handle),
+                config.ntp_server,
+                config.random_seed,
+                now,
+            )),
+            None if config.ntp_server.is_some() => return Err(SetupError::NoSntpMemory),
+            None => None,
+        };
 
         #[cfg(not(feature = "alloc"))]
         let input = sizes.input;
@@ -221,6 +244,8 @@ impl<'a> Server<'a> {
             dhcp,
             expire_budget: config.expire_budget.max(1),
             unix_offset_ms: None,
+            #[cfg(feature = "sntp")]
+            sntp,
             last_now: now,
             started: now,
             more_keys_due: false,
@@ -235,9 +260,26 @@ impl<'a> Server<'a> {
     }
 
     /// Tells the server the wall-clock time, so `EXAT`, `PXAT`, `EXPIREAT` and `EXPIRETIME`
-    /// work: `unix_ms` is the Unix time in milliseconds at monotonic tick `now`.
+    /// work: `unix_ms` is the Unix time in milliseconds at monotonic tick `now`. (A board with
+    /// a real-time clock calls this at boot; with the `sntp` feature, each SNTP sync sets it
+    /// again.)
     pub fn set_unix_time(&mut self, now: Tick, unix_ms: u64) {
         self.unix_offset_ms = Some(unix_ms.wrapping_sub(now));
+    }
+
+    /// The Unix time in milliseconds at monotonic tick `now`, once the wall clock is known
+    /// (from [`set_unix_time`](Self::set_unix_time) or SNTP).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn board(server: &mut net_shell::Server<'_>) {
+    /// server.set_unix_time(1_000, 1_700_000_000_000);
+    /// assert_eq!(server.unix_time_ms(1_500), Some(1_700_000_000_500));
+    /// # }
+    /// ```
+    pub fn unix_time_ms(&self, now: Tick) -> Option<u64> {
+        self.unix_offset_ms.map(|offset| offset.wrapping_add(now))
     }
 
     /// Runs everything due at `now` (milliseconds, monotonic): network I/O, commands, key
@@ -253,6 +295,8 @@ impl<'a> Server<'a> {
         self.expire_connections(now);
         self.receive(now, device);
         self.poll_dhcp(now);
+        #[cfg(feature = "sntp")]
+        self.poll_wall_clock(now);
         // Only the slots frames arrived for: the work of a poll does not grow with the number
         // of idle connections. (Timers reach their slots through the timer queues.)
         while let Some(index) = self.dirty.pop(&mut self.conns, Connection::dirty_link) {
@@ -378,6 +422,8 @@ impl<'a> Server<'a> {
             self.dhcp
                 .filter(|d| !d.leased && !d.on_fallback && d.fallback.is_some())
                 .map(|d| d.fallback_at),
+            #[cfg(feature = "sntp")]
+            self.wall_clock_deadline(),
         ]
         .into_iter()
         .flatten()

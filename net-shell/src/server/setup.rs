@@ -95,8 +95,13 @@ pub struct ServerConfig {
     pub buffers: BufferSizes,
     /// Most keys removed by the TTL timer per poll, so a mass expiry never stalls serving.
     pub expire_budget: usize,
-    /// Seed for smoltcp (TCP initial sequence numbers, DHCP transaction ids).
+    /// Seed for smoltcp (TCP initial sequence numbers, DHCP transaction ids) and for SNTP's
+    /// request nonces.
     pub random_seed: u64,
+    /// The NTP server to set the wall clock from (`sntp` feature; needs
+    /// [`SntpMemory`](super::SntpMemory)). `None`: the DHCP lease's, if any.
+    #[cfg(feature = "sntp")]
+    pub ntp_server: Option<Ipv4Address>,
 }
 
 impl ServerConfig {
@@ -118,6 +123,8 @@ impl ServerConfig {
             },
             expire_budget: 1000,
             random_seed: 0x5eed,
+            #[cfg(feature = "sntp")]
+            ntp_server: None,
         }
     }
 }
@@ -128,7 +135,7 @@ impl ServerConfig {
 #[non_exhaustive]
 pub enum SetupError {
     /// The socket storage must have room for one TCP socket per client slot plus one DHCP
-    /// socket.
+    /// socket (and one SNTP socket, with `SntpMemory` lent).
     TooFewSocketSlots {
         /// Slots needed.
         needed: usize,
@@ -161,6 +168,10 @@ pub enum SetupError {
         /// Slots needed per queue.
         needed: usize,
     },
+    /// An NTP server is configured, but no [`SntpMemory`](super::SntpMemory) was lent
+    /// ([`ServerMemory::with_sntp`](super::ServerMemory::with_sntp)).
+    #[cfg(feature = "sntp")]
+    NoSntpMemory,
 }
 
 impl fmt::Display for SetupError {
@@ -181,6 +192,8 @@ impl fmt::Display for SetupError {
             Self::TooFewTimerSlots { needed } => {
                 write!(f, "each timer queue needs {needed} slots")
             }
+            #[cfg(feature = "sntp")]
+            Self::NoSntpMemory => f.write_str("an NTP server needs SNTP memory"),
         }
     }
 }
