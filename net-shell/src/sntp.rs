@@ -167,13 +167,16 @@ fn unix_ms(timestamp: u64) -> Option<u64> {
 }
 
 /// The offset to add to a tick for Unix milliseconds, from a request sent at tick `sent` (T1)
-/// and its `reply` taken in at tick `received` (T4): RFC 4330's `((T2 - T1) + (T3 - T4)) / 2`,
-/// which is right when the path takes as long each way. Wrapping, as the server keeps it.
+/// and its `reply` taken in at tick `received` (T4): RFC 4330's `((T2 - T1) + (T3 - T4)) / 2`
+/// (rounded down), which is right when the path takes as long each way. Wrapping, as the
+/// server keeps it.
 pub(crate) fn offset_ms(sent: Tick, reply: &Reply, received: Tick) -> u64 {
-    let sum = i128::from(reply.received_unix_ms) - i128::from(sent)
-        + (i128::from(reply.sent_unix_ms) - i128::from(received));
-    // Truncating to 64 bits keeps the value modulo 2^64: the wrapping offset.
-    sum.div_euclid(2) as u64
+    // Each direction's offset, modulo 2^64; they differ by the round trip (less the server's
+    // time), which fits an `i64` many times over: add half of that difference to the first.
+    let outward = reply.received_unix_ms.wrapping_sub(sent);
+    let inward = reply.sent_unix_ms.wrapping_sub(received);
+    let half_difference = (inward.wrapping_sub(outward) as i64) >> 1;
+    outward.wrapping_add(half_difference as u64)
 }
 
 /// The round trip without the server's own time: `(T4 - T1) - (T3 - T2)`, at least 0.

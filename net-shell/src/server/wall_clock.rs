@@ -38,10 +38,11 @@ pub const FIRST_RETRY_MS: u64 = 4_000;
 /// last, up to this).
 pub const MAX_RETRY_MS: u64 = 512_000;
 
-/// Bytes kept of the last DHCP packet, to read its NTP option: RFC 2131's 576-byte message,
-/// which every client must accept. smoltcp does not copy a longer one, and then no NTP server
-/// comes from DHCP.
-const DHCP_PACKET_LEN: usize = 576;
+/// Bytes kept of the last DHCP packet, to read its NTP option: the longest message every
+/// client must accept (RFC 2131 section 2: 312 bytes of options after the 236-byte header, a
+/// 576-byte IP datagram). smoltcp does not copy a longer one, and then no NTP server comes from
+/// DHCP.
+const DHCP_PACKET_LEN: usize = 548;
 
 /// The DHCP options asked for: smoltcp's (subnet mask, router, DNS servers) and NTP servers.
 const DHCP_PARAMETERS: &[u8] = &[1, 3, 6, OPT_NTP_SERVERS];
@@ -59,6 +60,11 @@ const RX_BYTES: usize = 128;
 
 /// The memory the SNTP client needs: its UDP socket's buffers and the copy of the last DHCP
 /// packet. Lend it with [`ServerMemory::with_sntp`](super::ServerMemory::with_sntp).
+///
+/// Its packet metadata are not all zero bytes, so a `static` initialised with
+/// [`new`](Self::new) goes to `.data` (flash as well as RAM), and takes the rest of the
+/// `static` it sits in with it. On a board, keep it in a `MaybeUninit` and write it at boot,
+/// as smoltcp's `SocketStorage`, so it stays in `.bss`.
 ///
 /// # Examples
 ///
@@ -210,7 +216,7 @@ fn next_random(state: &mut u64) -> u64 {
 /// The first usable NTP server in a DHCP ACK's option 42, if any.
 pub(super) fn ntp_server_of(lease: &dhcpv4::Config<'_>) -> Option<Ipv4Address> {
     let packet = lease.packet?;
-    // smoltcp wraps its whole buffer, so the packet is at least 576 bytes; check anyway.
+    // smoltcp wraps its whole buffer, so the packet is 548 bytes long; check anyway.
     let packet = DhcpPacket::new_checked(packet.into_inner()).ok()?;
     // The buffer holds the last packet the DHCP socket took in: make sure it is an ACK.
     let is_ack = packet
