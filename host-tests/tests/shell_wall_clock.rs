@@ -152,6 +152,37 @@ fn ntp_server_from_dhcp_option_42_is_used() {
     assert_eq!(time_ms(&mut sim, c), UNIX_AT_ZERO + sim.now);
 }
 
+/// smoltcp keeps a copy of a DHCP message only up to the 548 bytes every client must accept:
+/// a longer ACK still gives a lease, but no NTP server.
+#[test]
+fn dhcp_ack_longer_than_548_bytes_gives_a_lease_but_no_ntp_server() {
+    for (padding, expected) in [(200, Some(sim::CLIENT_IP)), (400, None)] {
+        let mut config = config_with_ntp(None);
+        config.ip = IpSetup::Dhcp {
+            fallback: None,
+            fallback_after_ms: 3_000,
+        };
+        let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+        sim.start_dhcp_server(sim::SERVER_IP, 600);
+        sim.dhcp_server().ntp_server = Some(sim::CLIENT_IP);
+        sim.dhcp_server().padding = padding;
+        sim.start_ntp_server(UNIX_AT_ZERO);
+        sim.run_until_true(10_000, |s| s.server.is_listening())
+            .expect("leased");
+        sim.settle();
+        assert_eq!(
+            sim.server.ntp_server(),
+            expected,
+            "{padding} bytes of padding"
+        );
+        assert_eq!(
+            sim.server.unix_time_ms(sim.now).is_some(),
+            expected.is_some(),
+            "{padding} bytes of padding"
+        );
+    }
+}
+
 #[test]
 fn dhcp_lease_without_ntp_option_starts_no_sync() {
     let mut config = config_with_ntp(None);

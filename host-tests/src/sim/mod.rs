@@ -149,6 +149,9 @@ pub struct DhcpServer {
     pub ntp_server: Option<Ipv4Address>,
     /// The parameter request list of the last request received.
     pub asked_for: Vec<u8>,
+    /// Bytes of private-use options (224) added to each reply, before option 42, to make it
+    /// longer.
+    pub padding: usize,
 }
 
 impl DhcpServer {
@@ -164,10 +167,15 @@ impl DhcpServer {
         }
         self.asked_for = request.parameter_request_list.unwrap_or_default().to_vec();
         let ntp_octets = self.ntp_server.map(|address| address.octets());
-        let ntp_option = ntp_octets.as_ref().map(|octets| DhcpOption {
+        let padding = vec![0xaa; self.padding];
+        let mut options: Vec<DhcpOption<'_>> = padding
+            .chunks(255)
+            .map(|data| DhcpOption { kind: 224, data })
+            .collect();
+        options.extend(ntp_octets.as_ref().map(|octets| DhcpOption {
             kind: 42,
             data: &octets[..],
-        });
+        }));
         let reply = DhcpRepr {
             message_type,
             transaction_id: request.transaction_id,
@@ -189,7 +197,7 @@ impl DhcpServer {
             lease_duration: Some(self.lease_secs),
             renew_duration: None,
             rebind_duration: None,
-            additional_options: ntp_option.as_slice(),
+            additional_options: &options,
         };
         let mut bytes = vec![0; reply.buffer_len()];
         reply
@@ -305,6 +313,7 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             acks: 0,
             ntp_server: None,
             asked_for: Vec::new(),
+            padding: 0,
         });
     }
 
