@@ -1,8 +1,11 @@
-//! The key-value shell's firmware (see README.md): boards, NICs, time and the main loop around
-//! net-shell's server (`app.rs`, the only module that knows net-shell).
+//! The key-value shell's firmware (see README.md): boards, NICs, time, and two tasks on
+//! `embassy-executor` around net-shell's server (`app.rs`, the only module that knows net-shell).
 //!
-//! The main loop feeds the time to the application and sleeps (`WFI`) until the application's
-//! next deadline or a NIC event: no busy polling.
+//! - **shell**: polls the application, then sleeps until its next deadline (an embassy-time
+//!   timer, kept in the board's time driver's queue) or a NIC event ([`net_event`]);
+//! - **status LED**: flashes on the shell's activity, timed with an embassy-time timer.
+//!
+//! No busy polling: between events the executor sleeps with `WFI` ([`executor`]).
 #![no_std]
 #![no_main]
 
@@ -13,37 +16,46 @@ compile_error!("select one board feature: `qemu-mps2-an386` (default) or `nucleo
 
 mod app;
 mod board;
+mod executor;
+mod net_event;
 mod panic;
 mod status_led;
-mod wake;
 
 use core::fmt::Write as _;
 
 use embassy_time::Instant;
-use static_cell::ConstStaticCell;
-
-use crate::status_led::StatusLed;
+use static_cell::{ConstStaticCell, StaticCell};
 
 static APP_STORAGE: ConstStaticCell<app::Storage> = ConstStaticCell::new(app::Storage::new());
+/// The NIC, moved here once: the shell task keeps a reference, so its future (a static of the
+/// executor) does not hold the NIC's frame buffers twice (an async fn's argument and the local
+/// it is moved into are not overlapped).
+static NIC: StaticCell<board::Nic> = StaticCell::new();
 
 #[cortex_m_rt::entry]
 fn main() -> ! {
     let board::Board {
-        mut nic,
+        nic,
         led,
         app_config,
     } = board::init();
-    let mut led = StatusLed::new(led);
-    let mut app = app::App::new(app_config, APP_STORAGE.take(), &mut nic, now_ms());
+    executor::run(|spawner| {
+        spawner.spawn(defmt::unwrap!(shell(NIC.init(nic), app_config)));
+        spawner.spawn(defmt::unwrap!(status_led_task(led)));
+    })
+}
+
+/// The key-value shell: runs the application whenever the network or its next deadline needs it.
+#[embassy_executor::task]
+async fn shell(nic: &'static mut board::Nic, config: app::Config) -> ! {
+    let mut app = app::App::new(config, APP_STORAGE.take(), nic, now_ms());
     // A wall clock where the board has one, for absolute expiry (EXPIREAT, PXAT).
     if let Some(unix_ms) = board::unix_time_ms(now_ms) {
         app.set_unix_time(now_ms(), unix_ms);
     }
     let mut announced = None;
-
     loop {
-        let now = now_ms();
-        let app_next = app.poll(now, &mut nic);
+        let next = app.poll(now_ms(), nic);
         // Once listening, and again whenever the address changes (a DHCP lease after the
         // fallback, a new lease).
         if let Some(endpoint) = app.listen_endpoint().filter(|e| Some(*e) != announced) {
@@ -53,14 +65,23 @@ fn main() -> ! {
             announced = Some(endpoint);
         }
         if app.take_activity() {
-            led.flash(now);
+            status_led::flash();
         }
-        let next = match (app_next, led.poll(now)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        wake::sleep_until(next.map(Instant::from_millis));
+        match next {
+            // Either way the application is polled again: its deadline, or traffic first.
+            Some(at) => {
+                let _ =
+                    embassy_time::with_deadline(Instant::from_millis(at), net_event::wait()).await;
+            }
+            None => net_event::wait().await,
+        }
     }
+}
+
+/// The status LED: flashes on the shell's activity.
+#[embassy_executor::task]
+async fn status_led_task(led: board::Led) -> ! {
+    status_led::run(led).await
 }
 
 fn now_ms() -> u64 {

@@ -1,7 +1,8 @@
 //! ST NUCLEO-F429ZI: STM32F429ZI at 168 MHz from the ST-LINK's 8 MHz clock, on-chip Ethernet
 //! MAC with the LAN8742A PHY over RMII, user LED LD2 (blue, PB7).
 //!
-//! Logs: defmt over RTT (`probe-rs run` prints them). Time: embassy-stm32's time driver.
+//! Logs: defmt over RTT (`probe-rs run` prints them). Time: our tickless driver on TIM2
+//! (`time_driver.rs`).
 
 use core::panic::PanicInfo;
 
@@ -23,6 +24,7 @@ use crate::app::{self, IpSetup};
 use self::nic::DriverDevice;
 
 mod nic;
+mod time_driver;
 
 use defmt_rtt as _;
 
@@ -37,12 +39,15 @@ static PACKETS: ConstStaticCell<PacketQueue<4, 4>> = ConstStaticCell::new(Packet
 /// The board's NIC.
 pub type Nic = DriverDevice<Ethernet<'static, ETH, GenericPhy<Sma<'static, ETH_SMA>>>>;
 
+/// The board's status LED.
+pub type Led = Output<'static>;
+
 /// What `init` hands to `main`.
 pub struct Board {
     /// The Ethernet MAC and PHY.
     pub nic: Nic,
     /// LD2, the blue user LED.
-    pub led: Output<'static>,
+    pub led: Led,
     /// DHCPv4, falling back to a static address after 10 s.
     pub app_config: app::Config,
 }
@@ -76,6 +81,7 @@ pub fn init() -> Board {
         rcc.apb2_pre = APBPrescaler::DIV2;
     }
     let p = embassy_stm32::init(config);
+    time_driver::start(p.TIM2);
 
     let mut rng = Rng::new(p.RNG, Irqs);
     let random_seed = rng.next_u64();

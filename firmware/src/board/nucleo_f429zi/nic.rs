@@ -2,16 +2,39 @@
 //!
 //! This is the only file that knows both interfaces. embassy drivers are asynchronous: when
 //! they have no frame (or no TX room) they register the task's waker and wake it from their
-//! interrupt. Here the waker is the main loop's ([`crate::wake::waker`]), so a driver event
-//! ends the main loop's `WFI` sleep and the application is polled again.
+//! interrupt. Here the waker raises the shell task's NIC event ([`crate::net_event`]), so a
+//! driver event wakes the shell task and the application is polled again.
 
-use core::task::Context;
+use core::ptr;
+use core::task::{Context, RawWaker, RawWakerVTable, Waker};
 
 use embassy_net_driver::{Driver, HardwareAddress};
 use smoltcp::phy::{self, Checksum, ChecksumCapabilities, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 
-use crate::wake;
+use crate::net_event;
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake_by_ref, wake_by_ref, drop_waker);
+
+fn clone(_: *const ()) -> RawWaker {
+    RawWaker::new(ptr::null(), &VTABLE)
+}
+
+fn wake_by_ref(_: *const ()) {
+    net_event::raise();
+}
+
+fn drop_waker(_: *const ()) {}
+
+// SAFETY: every function of VTABLE ignores the data pointer (so a null pointer is fine), clone
+// returns a waker with the same vtable, and wake only raises the shell's NIC event, which takes a
+// critical section and is sound from any context, interrupt handlers included.
+static WAKER: Waker = unsafe { Waker::from_raw(RawWaker::new(ptr::null(), &VTABLE)) };
+
+/// The waker the driver registers: it raises the shell task's NIC event.
+fn waker() -> &'static Waker {
+    &WAKER
+}
 
 /// A driver, wrapped.
 pub struct DriverDevice<D> {
@@ -36,14 +59,14 @@ impl<D: Driver> Device for DriverDevice<D> {
         Self: 'a;
 
     fn receive(&mut self, _: Instant) -> Option<(Self::RxToken<'_>, Self::TxToken<'_>)> {
-        let mut cx = Context::from_waker(wake::waker());
+        let mut cx = Context::from_waker(waker());
         self.driver
             .receive(&mut cx)
             .map(|(rx, tx)| (RxToken(rx), TxToken(tx)))
     }
 
     fn transmit(&mut self, _: Instant) -> Option<Self::TxToken<'_>> {
-        let mut cx = Context::from_waker(wake::waker());
+        let mut cx = Context::from_waker(waker());
         self.driver.transmit(&mut cx).map(TxToken)
     }
 

@@ -14,7 +14,7 @@ use embedded_hal::digital::{ErrorType, OutputPin};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 
 use crate::app::{self, IpSetup};
-use crate::wake;
+use crate::net_event;
 
 use self::nic::{Lan9118Nic, Mmio};
 
@@ -30,6 +30,8 @@ const FPGAIO_LED: usize = 0x4002_8000;
 
 /// The board's NIC.
 pub type Nic = Lan9118Nic;
+/// The board's status LED.
+pub type Led = FpgaLed;
 
 /// What `init` hands to `main`.
 pub struct Board {
@@ -139,7 +141,7 @@ unsafe fn DefaultHandler(irqn: i16) {
         // disturb the main loop's FIFO accesses.
         let mut regs = unsafe { Mmio::new(LAN9118_BASE) };
         lan9118::acknowledge_rx_interrupt(&mut regs);
-        wake::raise();
+        net_event::raise();
     } else if irqn == ALARM_TIMER_IRQ.0 as i16 {
         time_driver::on_alarm_interrupt();
     } else if let Ok(irq) = u16::try_from(irqn) {
