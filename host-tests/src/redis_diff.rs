@@ -720,7 +720,7 @@ impl RedisConnection {
 }
 
 /// The store the simulated shell runs on in a differential run.
-pub type DiffSim = Sim<4, 512, 262_144>;
+pub type DiffSim = Sim<6, 512, 262_144>;
 
 /// net-shell in the simulated network, its clock following the wall clock.
 pub struct Shell {
@@ -867,9 +867,9 @@ pub fn run_scripts(
     for script in scripts {
         let mut conns: Vec<(RedisConnection, Client)> = Vec::new();
         let open = |shell: &mut Shell,
-                        conns: &mut Vec<(RedisConnection, Client)>,
-                        tally: &mut Tally,
-                        conn: usize|
+                    conns: &mut Vec<(RedisConnection, Client)>,
+                    tally: &mut Tally,
+                    conn: usize|
          -> Result<(), String> {
             while conns.len() <= conn {
                 let mut r = redis.connect()?;

@@ -1080,6 +1080,80 @@ fn transactions() -> Vec<Script> {
 }
 
 /// A seeded random mix of the commands above over a few keys.
+/// Pub/sub across three connections: 0 publishes, 1 and 2 subscribe. In RESP2 a subscriber may
+/// only (un)subscribe, PING and QUIT; in RESP3 it may run anything, and messages are pushes.
+fn pubsub() -> Vec<Script> {
+    vec![
+        Script::new("subscribe and publish")
+            .on(1, &["SUBSCRIBE a b"], 1)
+            .run(&["PUBLISH a hello", "PUBLISH nobody x"])
+            .on(1, &[], 1)
+            .on(1, &["PING", "PING x", "GET k", "MULTI", "SUBSCRIBE a"], 0)
+            .on(2, &["PSUBSCRIBE h* a*"], 1)
+            .run(&["PUBLISH hello x"])
+            .on(2, &[], 1)
+            // Channel subscribers first, then pattern subscribers.
+            .run(&["PUBLISH a y"])
+            .on(1, &[], 1)
+            .on(2, &[], 1)
+            .run(&[
+                "PUBSUB NUMSUB a b c",
+                "PUBSUB NUMSUB",
+                "PUBSUB NUMPAT",
+                "PUBSUB CHANNELS a*",
+                "PUBSUB CHANNELS zz*",
+            ])
+            .differs(D::Unordered, &["PUBSUB CHANNELS", "PUBSUB CHANNELS *"])
+            .on(1, &["UNSUBSCRIBE a", "UNSUBSCRIBE a", "UNSUBSCRIBE b"], 0)
+            .on(1, &["UNSUBSCRIBE", "PUNSUBSCRIBE", "GET k", "PING"], 0)
+            .on(
+                2,
+                &["PUNSUBSCRIBE a*", "PUNSUBSCRIBE h*", "PUNSUBSCRIBE"],
+                0,
+            )
+            .run(&["PUBLISH a gone", "PUBSUB NUMPAT", "PUBSUB CHANNELS"]),
+        Script::new("pubsub errors").run(&[
+            "SUBSCRIBE",
+            "PSUBSCRIBE",
+            "PUBLISH a",
+            "PUBLISH a b c",
+            "PUBSUB",
+            "PUBSUB FOO",
+            "PUBSUB CHANNELS a b",
+            "PUBSUB NUMPAT x",
+        ]),
+        Script::new("keyspace events")
+            .run(&[
+                "CONFIG GET notify-keyspace-events",
+                "CONFIG SET notify-keyspace-events KEA",
+                "CONFIG GET notify-keyspace-events",
+                "CONFIG SET notify-keyspace-events g$lshzxetdmn",
+                "CONFIG GET notify-keyspace-events",
+                "CONFIG SET notify-keyspace-events AKEm",
+                "CONFIG GET notify-keyspace-events",
+                "CONFIG SET notify-keyspace-events nx",
+                "CONFIG GET notify-keyspace-events",
+                "CONFIG SET notify-keyspace-events Q",
+                "CONFIG SET notify-keyspace-events ''",
+                "CONFIG GET notify-keyspace-events",
+            ])
+            .on(1, &["SUBSCRIBE __keyevent@0__:expired"], 0)
+            .on(2, &["PSUBSCRIBE __keyspace@0__:*"], 0)
+            .run(&[
+                "CONFIG SET notify-keyspace-events KEx",
+                "SET soon v PX 30",
+                "SET later v PX 60000",
+            ])
+            .sleep(300)
+            .on(1, &[], 1)
+            .on(2, &[], 1)
+            .run(&["EXISTS soon", "DEL later"])
+            // Only the expired class is on: a DEL publishes nothing, as in Redis.
+            .on(1, &["PING"], 0)
+            .run(&["CONFIG SET notify-keyspace-events ''"]),
+    ]
+}
+
 fn random_mix(seed: u64, steps: usize) -> Script {
     let mut rng = SmallRng::seed_from_u64(seed);
     let keys = ["k0", "k1", "k2", "k3", "k4"];
@@ -1188,6 +1262,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(pipelines());
     scripts.extend(transactions());
     scripts.extend(client_list_and_kill());
+    scripts.extend(pubsub());
     // More seeds with REDIS_DIFF_SEEDS=n.
     let seeds = std::env::var("REDIS_DIFF_SEEDS")
         .ok()

@@ -13,6 +13,9 @@ pub struct Settings {
     pub security: Security,
     /// `maxclients` and `maxmemory`.
     pub capacity: Capacity,
+    /// Which keyspace events are published (`notify-keyspace-events`; none by default).
+    #[cfg(feature = "alloc")]
+    pub keyspace_events: crate::pubsub::KeyspaceEvents,
 }
 
 impl Settings {
@@ -22,6 +25,8 @@ impl Settings {
             timeouts,
             security,
             capacity: Capacity::ALL,
+            #[cfg(feature = "alloc")]
+            keyspace_events: crate::pubsub::KeyspaceEvents::NONE,
         }
     }
 }

@@ -74,6 +74,12 @@ pub struct Connection<'a> {
     pub(crate) name: ClientName,
     /// The protocol the client speaks (`HELLO`).
     pub(crate) protocol: Protocol,
+    /// The client has pub/sub subscriptions (it has no idle timeout then).
+    pub(crate) subscribed: bool,
+    /// Pub/sub messages that arrived while a reply was being sent in parts ([`more`](Self::more)):
+    /// they go out once it is whole.
+    #[cfg(feature = "alloc")]
+    pub(crate) held_messages: alloc::vec::Vec<u8>,
     /// The lent input buffer, while a larger allocated one holds a long request.
     #[cfg(feature = "alloc")]
     pub(crate) lent_input: Option<Memory<'a, u8>>,
@@ -124,6 +130,9 @@ impl<'a> Connection<'a> {
             more: None,
             name: ClientName::new(),
             protocol: Protocol::Resp2,
+            subscribed: false,
+            #[cfg(feature = "alloc")]
+            held_messages: alloc::vec::Vec::new(),
             #[cfg(feature = "alloc")]
             lent_input: None,
             #[cfg(feature = "alloc")]
@@ -147,8 +156,10 @@ impl<'a> Connection<'a> {
         self.more = None;
         self.name = ClientName::new();
         self.protocol = Protocol::Resp2;
+        self.subscribed = false;
         #[cfg(feature = "alloc")]
         {
+            self.held_messages = alloc::vec::Vec::new();
             self.drop_pending();
             self.shrink_input();
             self.transaction = crate::command::Transaction::new();
@@ -202,6 +213,7 @@ impl<'a> Connection<'a> {
             read_since: self.read_since,
             idle_since: self.idle_since,
             write_since: self.write_since,
+            subscribed: self.subscribed,
         }
     }
 

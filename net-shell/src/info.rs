@@ -82,6 +82,13 @@ pub(crate) fn write_info(
                 stats.protected_mode_refusals,
                 stats.oom_refusals
             )?;
+            #[cfg(feature = "alloc")]
+            write!(
+                text,
+                "pubsub_channels:{}\r\npubsub_patterns:{}\r\n",
+                ctx.pubsub.channel_count(),
+                ctx.pubsub.pattern_count()
+            )?;
             #[cfg(feature = "extended-commands")]
             write!(
                 text,

@@ -19,6 +19,8 @@ mod decimal;
 mod info;
 mod memory;
 mod pool;
+#[cfg(feature = "alloc")]
+pub mod pubsub;
 pub mod resp;
 mod server;
 #[cfg(feature = "sntp")]

@@ -485,6 +485,30 @@ impl<'a> Store<'a> {
     /// Removes keys whose deadline is `<= now`, at most `budget` of them; returns how many were
     /// removed and whether more are due.
     pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
+        self.expire_each(now, budget, |_| {})
+    }
+
+    /// [`expire`](Self::expire), telling `removed` each key just before it goes (for
+    /// keyspace notifications).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreMemory, Ttl};
+    ///
+    /// let mut store = Store::new(StoreMemory::allocate(8, 1024), 16, 64);
+    /// store.set(b"a", b"1", Ttl::At(5), 0).unwrap();
+    /// store.set(b"b", b"2", Ttl::At(9), 0).unwrap();
+    /// let mut gone = Vec::new();
+    /// store.expire_each(5, 10, |key| gone.push(key.to_vec()));
+    /// assert_eq!(gone, [b"a".to_vec()]);
+    /// ```
+    pub fn expire_each(
+        &mut self,
+        now: Tick,
+        budget: usize,
+        mut removed: impl FnMut(&[u8]),
+    ) -> timer_core::Sweep {
         let mut fired = 0;
         while fired < budget {
             let Some(expired) = self.timers.pop_expired(now) else {
@@ -500,6 +524,7 @@ impl<'a> Store<'a> {
             {
                 if let Some(entry) = self.entries.get_mut(position(index)) {
                     entry.timer = None;
+                    removed(self.pool.slice(entry.offset, entry.key_len as usize));
                 }
                 self.remove_index(index);
                 self.expired_keys += 1;

@@ -45,6 +45,9 @@ enum Kind {
         get: fn(&Capacity) -> usize,
         set: fn(&mut Capacity, usize),
     },
+    /// `notify-keyspace-events`: Redis' class letters.
+    #[cfg(feature = "alloc")]
+    KeyspaceEvents,
 }
 
 /// What the server was given memory for: the most `maxclients` and `maxmemory` can be.
@@ -136,6 +139,11 @@ const PARAMS: &[Param] = &[
             set: |c, v| c.query_buffer_limit = v,
         },
     },
+    #[cfg(feature = "alloc")]
+    Param {
+        name: "notify-keyspace-events",
+        kind: Kind::KeyspaceEvents,
+    },
 ];
 
 /// The least `proto-max-bulk-len` and `client-query-buffer-limit` (Redis' range).
@@ -169,6 +177,12 @@ impl Param {
             }
             Kind::Bytes { get, .. } => {
                 out.bulk(Decimal::new(get(&settings.capacity) as u64).as_bytes())
+            }
+            #[cfg(feature = "alloc")]
+            Kind::KeyspaceEvents => {
+                let mut text: heapless::String<16> = heapless::String::new();
+                let _ = write!(text, "{}", settings.keyspace_events);
+                out.bulk(text.as_bytes())
             }
         }
     }
@@ -254,6 +268,12 @@ impl Param {
                 }),
                 None => Err(SetError::NotAMemorySize),
             },
+            #[cfg(feature = "alloc")]
+            Kind::KeyspaceEvents => {
+                settings.keyspace_events =
+                    crate::pubsub::KeyspaceEvents::parse(value).ok_or(SetError::NotEventClasses)?;
+                Ok(())
+            }
         }
     }
 }
@@ -264,13 +284,22 @@ enum SetError {
     Duplicate,
     Immutable,
     NotAnInteger,
-    OutOfRange { min: u64, max: u64 },
+    OutOfRange {
+        min: u64,
+        max: u64,
+    },
     NotYesOrNo,
     PasswordTooLong,
     NotANetwork,
     NotAMemorySize,
-    MoreMemory { most: usize },
-    TooManyClients { most: usize },
+    MoreMemory {
+        most: usize,
+    },
+    TooManyClients {
+        most: usize,
+    },
+    #[cfg(feature = "alloc")]
+    NotEventClasses,
 }
 
 impl core::fmt::Display for SetError {
@@ -297,6 +326,10 @@ impl core::fmt::Display for SetError {
                 f,
                 "The server was started with slots for {most} clients, try with {most}"
             ),
+            #[cfg(feature = "alloc")]
+            Self::NotEventClasses => {
+                f.write_str("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+            }
             Self::MoreMemory { most } => write!(
                 f,
                 "argument must be at most {most}, the memory the store was given at start"

@@ -36,8 +36,10 @@ mod clients;
 mod expiry;
 #[cfg(feature = "extended-commands")]
 mod float;
-mod glob;
+pub(crate) mod glob;
 mod keys;
+#[cfg(feature = "alloc")]
+mod pubsub;
 mod server;
 mod strings;
 mod table;
@@ -98,6 +100,12 @@ pub struct Context<'s, 'a> {
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "alloc")]
     pub transaction: &'s mut Transaction,
+    /// Subscriptions and published messages.
+    #[cfg(feature = "alloc")]
+    pub pubsub: &'s mut crate::pubsub::PubSub,
+    /// The connection's slot in the server's table (how pub/sub names it).
+    #[cfg(feature = "alloc")]
+    pub slot: u16,
     /// A large value may be sent as the send buffer drains ([`After::More`]); not inside
     /// `EXEC`, whose replies form one array.
     pub stream_values: bool,
@@ -173,6 +181,12 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
     if auth_pending && !command.flags.has(table::Flags::NO_AUTH) {
         refuse(ctx);
         return error(out, crate::auth::NOAUTH);
+    }
+    // A RESP2 client in pub/sub mode may only (un)subscribe, PING and QUIT.
+    #[cfg(feature = "alloc")]
+    if pubsub::in_resp2_pubsub_mode(ctx) && !pubsub::allowed_while_subscribed(command.name) {
+        refuse(ctx);
+        return pubsub::refuse_while_subscribed(out, command.name);
     }
     #[cfg(feature = "alloc")]
     if ctx.transaction.is_open() && !transaction::runs_inside(command.name) {

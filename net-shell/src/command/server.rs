@@ -10,7 +10,17 @@ use crate::decimal::parse_i64;
 use crate::resp::Protocol;
 
 /// `PING [message]`.
-pub(crate) fn ping(_: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+pub(crate) fn ping(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    // A RESP2 client in pub/sub mode hears `pong` as a message would come (Redis' `pingCommand`).
+    #[cfg(feature = "alloc")]
+    if super::pubsub::in_resp2_pubsub_mode(ctx) {
+        out.array_header(2)?;
+        out.bulk(b"pong")?;
+        out.bulk(argv.get(1).copied().unwrap_or_default())?;
+        return Ok(After::Continue);
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = ctx;
     match argv {
         [_] => out.simple("PONG")?,
         [_, message] => out.bulk(message)?,

@@ -11,11 +11,11 @@
 use super::bits;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
 use super::clients;
-#[cfg(feature = "alloc")]
-use super::transaction;
 use super::{
     config, keys, server, strings, After, Context, Continuation, Reply, ReplyWriter, WriteFull,
 };
+#[cfg(feature = "alloc")]
+use super::{pubsub, transaction};
 
 /// A command's handler: `argv[0]` is the command's name (`argv[1]` a subcommand's), and the
 /// arity is already checked.
@@ -229,6 +229,8 @@ pub(crate) enum Group {
     Server,
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     Transactions,
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    Pubsub,
 }
 
 impl Group {
@@ -240,6 +242,7 @@ impl Group {
             Self::Connection => "connection",
             Self::Server => "server",
             Self::Transactions => "transactions",
+            Self::Pubsub => "pubsub",
         }
     }
 }
@@ -495,6 +498,33 @@ pub(crate) static ROWS: &[Command] = &[
         .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
     #[cfg(feature = "alloc")]
     row("unwatch", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::unwatch),
+    // Pub/sub (channels and messages take memory: the host).
+    #[cfg(feature = "alloc")]
+    row("subscribe", -2, SUBSCRIBING, A::NONE, G::Pubsub, pubsub::subscribe),
+    #[cfg(feature = "alloc")]
+    row("unsubscribe", -1, SUBSCRIBING, A::NONE, G::Pubsub, pubsub::unsubscribe),
+    #[cfg(feature = "alloc")]
+    row("psubscribe", -2, SUBSCRIBING, A::NONE, G::Pubsub, pubsub::psubscribe),
+    #[cfg(feature = "alloc")]
+    row("punsubscribe", -1, SUBSCRIBING, A::NONE, G::Pubsub, pubsub::punsubscribe),
+    #[cfg(feature = "alloc")]
+    row("publish", 3, F::PUBSUB.or(LOADING_STALE).or(F::FAST), A::NONE, G::Pubsub, pubsub::publish),
+    #[cfg(feature = "alloc")]
+    row("pubsub", -2, F::NONE, A::NONE, G::Pubsub, container).subcommands(PUBSUB),
+];
+
+/// The flags of `SUBSCRIBE`, `UNSUBSCRIBE`, `PSUBSCRIBE` and `PUNSUBSCRIBE`.
+#[cfg(feature = "alloc")]
+const SUBSCRIBING: Flags = F::PUBSUB.or(F::NOSCRIPT).or(LOADING_STALE);
+
+#[cfg(feature = "alloc")]
+#[rustfmt::skip]
+static PUBSUB: &[Command] = &[
+    row("pubsub|numsub", -2, F::PUBSUB.or(LOADING_STALE), A::NONE, G::Pubsub, pubsub::numsub),
+    row("pubsub|numpat", 2, F::PUBSUB.or(LOADING_STALE), A::NONE, G::Pubsub, pubsub::numpat),
+    row("pubsub|channels", -2, F::PUBSUB.or(LOADING_STALE), A::NONE, G::Pubsub, pubsub::channels),
+    #[cfg(feature = "command-docs")]
+    row("pubsub|help", 2, LOADING_STALE, A::NONE, G::Pubsub, help),
 ];
 
 /// The flags of `MULTI`, `DISCARD`, `WATCH` and `UNWATCH`.

@@ -109,6 +109,8 @@ impl Server<'_> {
 
     /// Sends FIN after any queued replies; aborts later if the peer does not finish.
     pub(super) fn begin_close(&mut self, index: usize, now: Tick) {
+        #[cfg(feature = "alloc")]
+        self.pubsub.forget(index as u16);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).close();
         // As in Redis, a client we are closing is no longer connected.
@@ -126,6 +128,8 @@ impl Server<'_> {
     /// Aborts the connection (the peer gets an RST) and frees the slot; it listens again once
     /// the RST is out ([`listen_again`](Self::listen_again), later in the same poll).
     pub(super) fn recycle(&mut self, index: usize) {
+        #[cfg(feature = "alloc")]
+        self.pubsub.forget(index as u16);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).abort();
         let conn = &mut self.conns[index];

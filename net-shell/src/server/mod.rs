@@ -14,6 +14,7 @@
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
+//! | `messages.rs` | pub/sub messages to their subscribers' connections |
 //! | `serve.rs` | read, parse, execute, reply |
 //! | `timer_policy.rs` | which timeout applies when (pure functions) |
 //! | `timers.rs` | arming connection timers and acting when they fire |
@@ -27,6 +28,8 @@ pub(crate) mod endpoints;
 mod lifecycle;
 mod listeners;
 mod memory;
+#[cfg(feature = "alloc")]
+mod messages;
 mod serve;
 mod setup;
 mod shards;
@@ -87,6 +90,9 @@ pub struct Server<'a> {
     #[cfg(feature = "alloc")]
     reply_vec: alloc::vec::Vec<u8>,
     store: Store<'a>,
+    /// Subscriptions and messages waiting to go out.
+    #[cfg(feature = "alloc")]
+    pubsub: crate::pubsub::PubSub,
     settings: Settings,
     conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
     write_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, 1>,
@@ -232,6 +238,8 @@ impl<'a> Server<'a> {
             conns,
             #[cfg(feature = "alloc")]
             reply_vec: alloc::vec![0; reply.len()],
+            #[cfg(feature = "alloc")]
+            pubsub: crate::pubsub::PubSub::new(),
             reply,
             store,
             settings,
@@ -312,7 +320,24 @@ impl<'a> Server<'a> {
                 }
             }
         }
+        #[cfg(not(feature = "alloc"))]
         let sweep = self.store.expire(now, self.expire_budget);
+        // Keyspace notifications go out in the poll that removes the key.
+        #[cfg(feature = "alloc")]
+        let sweep = {
+            let events = self.settings.keyspace_events;
+            let pubsub = &mut self.pubsub;
+            self.store.expire_each(now, self.expire_budget, |key| {
+                pubsub.notify(
+                    events,
+                    crate::pubsub::KeyspaceEvents::EXPIRED,
+                    "expired",
+                    key,
+                )
+            })
+        };
+        #[cfg(feature = "alloc")]
+        self.deliver_messages(now);
         self.more_keys_due = sweep.more_due;
         self.expire_connections(now);
         // Replies, and the FINs and RSTs of connections closed above, go out now rather than

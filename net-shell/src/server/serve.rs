@@ -58,6 +58,8 @@ struct Runner<'s, 'a> {
     reply: &'s mut alloc::vec::Vec<u8>,
     #[cfg(not(feature = "alloc"))]
     reply: &'s mut [u8],
+    #[cfg(feature = "alloc")]
+    pubsub: &'s mut crate::pubsub::PubSub,
     limits: Limits,
     started: Tick,
     unix_offset_ms: Option<u64>,
@@ -144,6 +146,10 @@ impl Runner<'_, '_> {
                     client_slots: self.client_slots,
                     #[cfg(feature = "alloc")]
                     transaction: client.transaction,
+                    #[cfg(feature = "alloc")]
+                    pubsub: self.pubsub,
+                    #[cfg(feature = "alloc")]
+                    slot: index as u16,
                     stream_values: true,
                     #[cfg(all(feature = "alloc", feature = "extended-commands"))]
                     clients: &mut step.clients,
@@ -266,6 +272,15 @@ impl Server<'_> {
                     .sockets
                     .tcp_mut(index, handle)
                     .send_slice(&self.reply[..written]);
+                // Messages that waited for the reply to be whole go out behind it.
+                #[cfg(feature = "alloc")]
+                if self.conns[index].more.is_none() {
+                    let conn = &mut self.conns[index];
+                    if !conn.held_messages.is_empty() {
+                        conn.pending = core::mem::take(&mut conn.held_messages);
+                        conn.pending_at = 0;
+                    }
+                }
                 if after == Ok(After::Close) {
                     // A value sent in parts was written meanwhile: its rest is gone.
                     info!("slot {}: a value being sent changed, closing", index);
@@ -284,6 +299,8 @@ impl Server<'_> {
                 reply: &mut self.reply_vec,
                 #[cfg(not(feature = "alloc"))]
                 reply: &mut self.reply,
+                #[cfg(feature = "alloc")]
+                pubsub: &mut self.pubsub,
                 limits,
                 started: self.started,
                 unix_offset_ms: self.unix_offset_ms,
@@ -353,6 +370,13 @@ impl Server<'_> {
                 conn.shrink_input();
             }
             executed |= step.executed;
+            // What the command published goes out first: a subscriber publishing to itself
+            // hears the message before the reply, as from Redis.
+            #[cfg(feature = "alloc")]
+            {
+                self.deliver_messages(now);
+                self.conns[index].subscribed = self.pubsub.count(index as u16) > 0;
+            }
             if self.settings.timeouts != timeouts {
                 self.timeouts_changed = true;
             }

@@ -55,6 +55,8 @@ pub(crate) struct OpenTiming {
     pub(crate) idle_since: Tick,
     /// Since when replies have waited without the client taking any (`None`: none wait).
     pub(crate) write_since: Option<Tick>,
+    /// The client listens to pub/sub channels: as in Redis, it is never idle.
+    pub(crate) subscribed: bool,
 }
 
 /// The main timer of an open connection:
@@ -62,7 +64,8 @@ pub(crate) struct OpenTiming {
 /// - part of a command waiting, the client sending it: the read timeout, from the first byte
 ///   of that command (later bytes do not push it out);
 /// - otherwise (no input, or input held up because the client does not read its replies): the
-///   idle timeout, from the accept or the last complete command.
+///   idle timeout, from the accept or the last complete command, unless the client has
+///   subscriptions (Redis' `clientsCronHandleTimeout` skips pub/sub clients).
 ///
 /// A timeout of 0 is off; with the read timeout off, the idle timeout still applies.
 pub(crate) fn open_timer(timing: &OpenTiming, timeouts: &Timeouts) -> Option<(Timeout, Tick)> {
@@ -71,7 +74,7 @@ pub(crate) fn open_timer(timing: &OpenTiming, timeouts: &Timeouts) -> Option<(Ti
             Timeout::Read,
             timing.read_since.saturating_add(timeouts.read_ms),
         ))
-    } else if timeouts.idle_ms > 0 {
+    } else if timeouts.idle_ms > 0 && !timing.subscribed {
         Some((
             Timeout::Idle,
             timing.idle_since.saturating_add(timeouts.idle_ms),
@@ -115,7 +118,22 @@ mod tests {
             read_since: 0,
             idle_since,
             write_since: None,
+            subscribed: false,
         }
+    }
+
+    #[test]
+    fn subscribed_client_has_no_idle_timer() {
+        let timing = OpenTiming {
+            subscribed: true,
+            ..idle_at(0)
+        };
+        assert_eq!(open_timer(&timing, &T), None);
+        let reading = OpenTiming {
+            input_pending: true,
+            ..timing
+        };
+        assert_eq!(open_timer(&reading, &T), Some((Timeout::Read, 10_000)));
     }
 
     #[test]

@@ -1,0 +1,118 @@
+//! Pub/sub and keyspace notifications over the simulated network: an expired event goes out at
+//! the key's deadline (the timer kernel's showcase), subscribers are never idle-closed, a
+//! closed subscriber is forgotten, and a RESP3 subscriber publishing to itself hears the
+//! message before the reply. (Byte-for-byte agreement with Redis is in `redis_diff`.)
+
+use host_tests::sim;
+use host_tests::sim::{Reply, Sim};
+use net_shell::Timeouts;
+
+type Small = Sim<4, 64, 16384>;
+
+fn int(n: i64) -> Reply {
+    Reply::Int(n)
+}
+
+/// Sends a command without waiting for its reply (a subscriber's replies come as messages).
+fn send(sim: &mut Small, client: sim::Client, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    sim.send(client, &sim::encode(&args));
+    sim.settle();
+}
+
+#[test]
+fn expired_event_goes_out_at_the_deadline() {
+    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let subscriber = sim.connect_ready();
+    let writer = sim.connect_ready();
+    assert_eq!(
+        sim.request(writer, &["CONFIG", "SET", "notify-keyspace-events", "Ex"]),
+        Reply::ok()
+    );
+    send(
+        &mut sim,
+        subscriber,
+        &["SUBSCRIBE", "__keyevent@0__:expired"],
+    );
+    assert_eq!(
+        sim.replies(subscriber),
+        [Reply::Array(vec![
+            Reply::bulk("subscribe"),
+            Reply::bulk("__keyevent@0__:expired"),
+            int(1)
+        ])]
+    );
+    for ttl in [1u64, 37, 250, 1_000] {
+        let set_at = sim.now;
+        assert_eq!(
+            sim.request(writer, &["SET", "k", "v", "PX", &ttl.to_string()]),
+            Reply::ok()
+        );
+        let deadline = set_at + ttl;
+        let heard = sim.run_until_true(deadline + 1_000, |sim| {
+            sim.next_reply(subscriber)
+                .inspect(|reply| {
+                    assert_eq!(
+                        *reply,
+                        Reply::Array(vec![
+                            Reply::bulk("message"),
+                            Reply::bulk("__keyevent@0__:expired"),
+                            Reply::bulk("k"),
+                        ])
+                    );
+                })
+                .is_some()
+        });
+        // Never early, and out in the poll at the deadline: the key's timer fires it.
+        assert_eq!(heard, Some(deadline), "PX {ttl}");
+    }
+}
+
+#[test]
+fn subscriber_is_never_idle_closed_but_others_are() {
+    let mut sim: Small = Sim::new(Timeouts::new(1_000, 500, 500));
+    let subscriber = sim.connect_ready();
+    let idle = sim.connect_ready();
+    send(&mut sim, subscriber, &["SUBSCRIBE", "news"]);
+    assert_eq!(sim.replies(subscriber).len(), 1);
+    assert!(sim.run_until_closed(idle, sim.now + 5_000).is_some());
+    sim.advance(10_000);
+    assert!(sim.is_open(subscriber));
+    // Unsubscribed, it is idle again like any client.
+    send(&mut sim, subscriber, &["UNSUBSCRIBE"]);
+    assert_eq!(sim.replies(subscriber).len(), 1);
+    assert!(sim.run_until_closed(subscriber, sim.now + 5_000).is_some());
+    assert_eq!(sim.stats().idle_timeout_closes, 2);
+}
+
+#[test]
+fn closed_subscriber_is_forgotten() {
+    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let subscriber = sim.connect_ready();
+    let publisher = sim.connect_ready();
+    send(&mut sim, subscriber, &["PSUBSCRIBE", "n*"]);
+    send(&mut sim, subscriber, &["SUBSCRIBE", "news"]);
+    assert_eq!(sim.replies(subscriber).len(), 2);
+    assert_eq!(sim.request(publisher, &["PUBLISH", "news", "x"]), int(2));
+    sim.close(subscriber);
+    sim.advance(100);
+    assert_eq!(sim.request(publisher, &["PUBLISH", "news", "x"]), int(0));
+    assert_eq!(sim.request(publisher, &["PUBSUB", "NUMPAT"]), int(0));
+}
+
+#[test]
+fn resp3_subscriber_hears_its_own_message_before_the_reply() {
+    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let c = sim.connect_ready();
+    send(&mut sim, c, &["HELLO", "3"]);
+    let _ = sim.take(c);
+    send(&mut sim, c, &["SUBSCRIBE", "me"]);
+    send(&mut sim, c, &["PUBLISH", "me", "hi"]);
+    send(&mut sim, c, &["SET", "k", "v"]);
+    assert_eq!(
+        String::from_utf8(sim.take(c)).unwrap(),
+        ">3\r\n$9\r\nsubscribe\r\n$2\r\nme\r\n:1\r\n\
+         >3\r\n$7\r\nmessage\r\n$2\r\nme\r\n$2\r\nhi\r\n:1\r\n\
+         +OK\r\n"
+    );
+}
