@@ -1,14 +1,21 @@
-//! `embassy-wheel-queue` against embassy's generic timer queue (`embassy-time-queue-utils`'s
-//! `ConstGenericQueue`), on the work an executor gives its timer queue.
+//! `embassy-wheel-queue` against embassy's two timer queues from `embassy-time-queue-utils`: the
+//! generic queue (`ConstGenericQueue`) and the integrated queue (`queue_integrated::Queue`), on
+//! the work an executor gives its timer queue.
 //!
 //! ```text
 //! cargo bench -p host-tests --bench embassy_queues
 //! ```
 //!
-//! `n` tasks, each with its own waker (`std::task::Wake`), driven as a time driver drives the
-//! queue: `next_expiration(now)` at each alarm, wakers woken there re-register. Time is
-//! simulated ticks; the table gives thread CPU time per queue operation (`schedule_wake` or a
-//! wake by `next_expiration`), the median of 5 runs. Workloads:
+//! `n` embassy-executor tasks (`raw::TaskStorage`s on a `raw::Executor` this bench polls), and a
+//! queue driven as embassy's time drivers drive it: when the alarm fires, `next_expiration(now)`
+//! wakes the tasks due and gives the next alarm; the executor polls the woken tasks, and each
+//! registers its next deadline with `schedule_wake` and its own task waker; a `schedule_wake`
+//! that answers `true` (the alarm must move) is followed by `next_expiration(now)`. The integrated queue needs such wakers (it finds the task header behind the
+//! waker and links tasks through the header's timer-queue item); the other two queues get the
+//! same wakers, so every queue pays the same wake and poll. Time is simulated ticks; the table
+//! gives thread CPU time per queue operation (a task's `schedule_wake` with the driver's re-arm
+//! it causes, or a wake with the executor's poll of the woken task; `next_expiration` calls
+//! that wake nothing count as time, not as operations), the median of 5 runs. Workloads:
 //!
 //! - **sleepers**: every task sleeps a random 1..=1000 ticks, wakes, and sleeps again
 //!   (`Timer::after` in a loop); 20 wake-ups per task, at most 200,000 in all;
@@ -18,14 +25,21 @@
 //!   cancel: one entry per waker keeps the earlier deadline, so a stale timeout still wakes its
 //!   task, which registers again. 200,000 ticks.
 //!
-//! Both queues get the same seeded sequence. Capacity is the next power of two at or above
-//! `n` for both (the generic queue's cost grows with the timers it holds, not its capacity).
+//! Every queue gets the same seeded sequence: tasks woken at one tick re-register in task order.
+//! Capacity is the next power of two at or above `n` for ours and the generic queue (the generic
+//! queue's cost grows with the timers it holds, not its capacity); the integrated queue has no
+//! capacity (its entries live in the tasks).
 
-use std::sync::{Arc, Mutex};
-use std::task::{Wake, Waker};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use embassy_executor::raw::{Executor, TaskStorage};
 use embassy_time_queue_utils::queue_generic::ConstGenericQueue;
+use embassy_time_queue_utils::queue_integrated::Queue as IntegratedQueue;
 use embassy_wheel_queue::WheelQueue;
 use host_tests::cpu_time::thread_cpu_time;
 use rand::rngs::SmallRng;
@@ -35,6 +49,8 @@ use rand::{Rng, SeedableRng};
 trait Queue {
     fn schedule_wake(&mut self, at: u64, waker: &Waker) -> bool;
     fn next_expiration(&mut self, now: u64) -> u64;
+    /// Lets go of every task before the queue is dropped.
+    fn release(&mut self) {}
 }
 
 impl<const N: usize> Queue for WheelQueue<N> {
@@ -55,66 +71,183 @@ impl<const N: usize> Queue for ConstGenericQueue<N> {
     }
 }
 
-/// A task's waker: waking it records the task as runnable.
-struct Task {
-    id: usize,
-    runnable: Arc<Mutex<Vec<usize>>>,
-}
-
-impl Wake for Task {
-    fn wake(self: Arc<Self>) {
-        self.runnable.lock().unwrap().push(self.id);
+impl Queue for IntegratedQueue {
+    fn schedule_wake(&mut self, at: u64, waker: &Waker) -> bool {
+        IntegratedQueue::schedule_wake(self, at, waker)
+    }
+    fn next_expiration(&mut self, now: u64) -> u64 {
+        IntegratedQueue::next_expiration(self, now)
+    }
+    /// Its entries live in the task headers, which outlive the queue: a task left linked would
+    /// look queued to the next integrated queue. Waking everything unlinks every task.
+    fn release(&mut self) {
+        IntegratedQueue::next_expiration(self, u64::MAX);
     }
 }
 
-fn wakers(n: usize) -> (Vec<Waker>, Arc<Mutex<Vec<usize>>>) {
-    let runnable = Arc::new(Mutex::new(Vec::new()));
-    let wakers = (0..n)
-        .map(|id| {
-            Waker::from(Arc::new(Task {
+/// The executor polls nothing on its own: the bench calls `poll` after each `next_expiration`.
+#[unsafe(export_name = "__pender")]
+fn pender(_context: *mut ()) {}
+
+/// What the tasks share with the bench: each task's waker, and the tasks polled since the bench
+/// last looked.
+#[derive(Default)]
+struct Shared {
+    wakers: RefCell<Vec<Option<Waker>>>,
+    polled: RefCell<Vec<usize>>,
+}
+
+/// A task that never ends: at its first poll it hands over its waker; at every later poll
+/// (after a wake) it reports itself runnable, as a task back from `Timer::after` would.
+struct Sleeper {
+    id: usize,
+    first_poll: bool,
+    shared: Rc<Shared>,
+}
+
+impl Future for Sleeper {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.first_poll {
+            self.first_poll = false;
+            self.shared.wakers.borrow_mut()[self.id] = Some(cx.waker().clone());
+        } else {
+            self.shared.polled.borrow_mut().push(self.id);
+        }
+        Poll::Pending
+    }
+}
+
+/// `n` spawned tasks and their executor, made once and lent to every run.
+struct Tasks {
+    executor: &'static Executor,
+    wakers: Vec<Waker>,
+    shared: Rc<Shared>,
+}
+
+impl Tasks {
+    fn spawn(n: usize) -> Self {
+        let executor: &'static Executor = Box::leak(Box::new(Executor::new(std::ptr::null_mut())));
+        let storage: &'static [TaskStorage<Sleeper>] =
+            Box::leak((0..n).map(|_| TaskStorage::new()).collect());
+        let shared = Rc::new(Shared::default());
+        shared.wakers.borrow_mut().resize(n, None);
+        let spawner = executor.spawner();
+        for (id, task) in storage.iter().enumerate() {
+            let shared = shared.clone();
+            let token = task.spawn(move || Sleeper {
                 id,
-                runnable: runnable.clone(),
-            }))
-        })
-        .collect();
-    (wakers, runnable)
+                first_poll: true,
+                shared,
+            });
+            spawner.spawn(token.expect("a fresh TaskStorage is free"));
+        }
+        let mut tasks = Self {
+            executor,
+            wakers: Vec::new(),
+            shared,
+        };
+        tasks.run_woken(&mut Vec::new());
+        tasks.wakers = tasks
+            .shared
+            .wakers
+            .borrow_mut()
+            .drain(..)
+            .flatten()
+            .collect();
+        assert_eq!(tasks.wakers.len(), n, "every task handed over its waker");
+        tasks
+    }
+
+    /// Polls the woken tasks; appends their ids to `ready` in task order.
+    fn run_woken(&self, ready: &mut Vec<usize>) {
+        // SAFETY: called only on the thread that made the executor, and never from the pender
+        // (which does nothing), so `poll` is not re-entered.
+        unsafe { self.executor.poll() };
+        let start = ready.len();
+        ready.extend(self.shared.polled.borrow_mut().drain(..));
+        ready[start..].sort_unstable();
+    }
+
+    /// Wakes every task `queue` still holds and lets go of them, outside the timed part.
+    fn release(&self, queue: &mut impl Queue) {
+        queue.release();
+        self.run_woken(&mut Vec::new());
+    }
+}
+
+/// A time driver over a queue, as embassy's drivers (and `firmware/src/cmsdk_time.rs`) use it:
+/// the alarm fires at the deadline the queue last gave, and a `schedule_wake` that answers
+/// `true` (the alarm must move) is followed by `next_expiration(now)` to get the new one.
+struct Driver<'q, Q> {
+    queue: &'q mut Q,
+    alarm: u64,
+}
+
+impl<'q, Q: Queue> Driver<'q, Q> {
+    fn new(queue: &'q mut Q) -> Self {
+        Self {
+            queue,
+            alarm: u64::MAX,
+        }
+    }
+
+    /// A task asks to be woken at `at`.
+    fn schedule_wake(&mut self, now: u64, at: u64, waker: &Waker) {
+        if self.queue.schedule_wake(at, waker) {
+            self.alarm = self.queue.next_expiration(now);
+        }
+    }
+
+    /// Time is `now`: if the alarm is due, it fires and the queue wakes what is due.
+    fn advance(&mut self, now: u64) {
+        if now >= self.alarm {
+            self.alarm = self.queue.next_expiration(now);
+        }
+    }
 }
 
 /// Sleepers; returns (queue operations, CPU time).
-fn sleepers(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
+fn sleepers(queue: &mut impl Queue, tasks: &Tasks, n: usize, seed: u64) -> (u64, Duration) {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (wakers, runnable) = wakers(n);
+    let wakers = &tasks.wakers[..n];
     let total = (20 * n).min(200_000);
     let start = thread_cpu_time();
+    let mut driver = Driver::new(queue);
     let mut ops = 0u64;
-    for waker in &wakers {
-        queue.schedule_wake(rng.random_range(1..=1000), waker);
+    let mut now = 0;
+    for waker in wakers {
+        driver.schedule_wake(now, rng.random_range(1..=1000), waker);
         ops += 1;
     }
-    let mut now = 0;
     let mut woken = 0;
     let mut ready = Vec::new();
     while woken < total {
-        now = queue.next_expiration(now).max(now);
-        ready.extend(runnable.lock().unwrap().drain(..));
+        // Nothing happens between alarms: time jumps to the next one.
+        now = driver.alarm.max(now);
+        driver.advance(now);
+        tasks.run_woken(&mut ready);
         for id in ready.drain(..) {
             woken += 1;
             ops += 2; // the wake and the new schedule_wake
-            queue.schedule_wake(now + rng.random_range(1..=1000), &wakers[id]);
+            driver.schedule_wake(now, now + rng.random_range(1..=1000), &wakers[id]);
         }
     }
-    (ops, thread_cpu_time() - start)
+    let time = thread_cpu_time() - start;
+    tasks.release(queue);
+    (ops, time)
 }
 
 /// Timeouts, mostly not reached; returns (queue operations, CPU time).
-fn timeouts(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
+fn timeouts(queue: &mut impl Queue, tasks: &Tasks, n: usize, seed: u64) -> (u64, Duration) {
     const TIMEOUT: u64 = 1000;
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (wakers, runnable) = wakers(n);
+    let wakers = &tasks.wakers[..n];
     let start = thread_cpu_time();
+    let mut driver = Driver::new(queue);
     let mut ops = 0u64;
-    for waker in &wakers {
-        queue.schedule_wake(TIMEOUT, waker);
+    for waker in wakers {
+        driver.schedule_wake(0, TIMEOUT, waker);
         ops += 1;
     }
     let mut ready = Vec::new();
@@ -122,42 +255,78 @@ fn timeouts(queue: &mut impl Queue, n: usize, seed: u64) -> (u64, Duration) {
         if rng.random_bool(0.95) {
             // One task's I/O completes: its next I/O starts with a new timeout.
             let id = rng.random_range(0..n);
-            queue.schedule_wake(now + TIMEOUT, &wakers[id]);
+            driver.schedule_wake(now, now + TIMEOUT, &wakers[id]);
             ops += 1;
         }
-        queue.next_expiration(now);
-        ready.extend(runnable.lock().unwrap().drain(..));
+        driver.advance(now);
+        tasks.run_woken(&mut ready);
         for id in ready.drain(..) {
             // Woken by a timeout (stale or real): it registers its current deadline again.
-            queue.schedule_wake(now + TIMEOUT, &wakers[id]);
+            driver.schedule_wake(now, now + TIMEOUT, &wakers[id]);
             ops += 2;
         }
     }
-    (ops, thread_cpu_time() - start)
+    let time = thread_cpu_time() - start;
+    tasks.release(queue);
+    (ops, time)
 }
 
-fn median_ns(mut runs: Vec<(u64, Duration)>) -> f64 {
+/// A queue's figures on one workload: nanoseconds per operation (median run), and the
+/// operations of all runs (equal for all queues when they woke the same tasks at the same ticks).
+struct Figures {
+    ns_per_op: f64,
+    ops: u64,
+}
+
+fn figures(mut runs: Vec<(u64, Duration)>) -> Figures {
+    let ops = runs.iter().map(|(ops, _)| ops).sum();
     runs.sort_by_key(|(ops, time)| time.as_nanos() / u128::from((*ops).max(1)));
-    let (ops, time) = runs[runs.len() / 2];
-    time.as_nanos() as f64 / ops as f64
+    let (median_ops, time) = runs[runs.len() / 2];
+    Figures {
+        ns_per_op: time.as_nanos() as f64 / median_ops as f64,
+        ops,
+    }
 }
 
-fn measure<Q: Queue>(new: impl Fn() -> Q, n: usize) -> [f64; 2] {
-    let runs = 5;
-    let s = median_ns((0..runs).map(|i| sleepers(&mut new(), n, 7 + i)).collect());
-    let t = median_ns((0..runs).map(|i| timeouts(&mut new(), n, 7 + i)).collect());
+/// Figures on (sleepers, timeouts), `runs` runs each.
+fn measure<Q: Queue>(new: impl Fn() -> Q, tasks: &Tasks, n: usize, runs: u64) -> [Figures; 2] {
+    let s = figures(
+        (0..runs)
+            .map(|i| sleepers(&mut new(), tasks, n, 7 + i))
+            .collect(),
+    );
+    let t = figures(
+        (0..runs)
+            .map(|i| timeouts(&mut new(), tasks, n, 7 + i))
+            .collect(),
+    );
     [s, t]
 }
 
-fn row<const N: usize>(n: usize, table: &mut Vec<String>) {
-    let ours = measure(WheelQueue::<N>::new, n);
-    let generic = measure(ConstGenericQueue::<N>::new, n);
+/// One table row per workload at `n` tasks: each queue's ns/op and its ratio to the faster of
+/// embassy's two queues.
+fn row<const N: usize>(n: usize, tasks: &Tasks, runs: u64, table: &mut Vec<String>) {
+    let ours = measure(WheelQueue::<N>::new, tasks, n, runs);
+    let generic = measure(ConstGenericQueue::<N>::new, tasks, n, runs);
+    let integrated = measure(IntegratedQueue::new, tasks, n, runs);
     for (w, name) in ["sleepers", "timeouts"].iter().enumerate() {
+        let (ours, generic, integrated) = (&ours[w], &generic[w], &integrated[w]);
+        assert!(
+            ours.ops == generic.ops && ours.ops == integrated.ops,
+            "{name}, n = {n}: the queues did different work ({} / {} / {} operations)",
+            ours.ops,
+            generic.ops,
+            integrated.ops
+        );
+        let best = generic.ns_per_op.min(integrated.ns_per_op);
         table.push(format!(
-            "| {name} | {n} | {:.1} | {:.1} | {:.2} |",
-            ours[w],
-            generic[w],
-            ours[w] / generic[w]
+            "| {name} | {n} | {:.1} ({:.2}) | {:.1} ({:.2}) | {:.1} ({:.2}) |",
+            ours.ns_per_op,
+            ours.ns_per_op / best,
+            generic.ns_per_op,
+            generic.ns_per_op / best,
+            integrated.ns_per_op,
+            integrated.ns_per_op / best,
         ));
     }
 }
@@ -165,18 +334,21 @@ fn row<const N: usize>(n: usize, table: &mut Vec<String>) {
 fn main() {
     // `cargo test --benches` runs this without `--bench`: one quick pass as a smoke test.
     if !std::env::args().any(|a| a == "--bench") {
-        let mut table = Vec::new();
-        row::<8>(8, &mut table);
+        let tasks = Tasks::spawn(8);
+        row::<8>(8, &tasks, 1, &mut Vec::new());
         return;
     }
+    let tasks = Tasks::spawn(10_000);
     let mut table = vec![
-        "| workload | n | embassy-wheel-queue (ns/op) | embassy generic queue (ns/op) | ours / generic |".to_string(),
+        "| workload | n | embassy-wheel-queue | embassy generic queue | embassy integrated queue |"
+            .to_string(),
         "|---|--:|--:|--:|--:|".to_string(),
     ];
-    row::<8>(8, &mut table);
-    row::<64>(64, &mut table);
-    row::<1024>(1000, &mut table);
-    row::<16384>(10_000, &mut table);
+    row::<8>(8, &tasks, 5, &mut table);
+    row::<64>(64, &tasks, 5, &mut table);
+    row::<1024>(1000, &tasks, 5, &mut table);
+    row::<16384>(10_000, &tasks, 5, &mut table);
+    println!("ns per queue operation (in brackets: ratio to the faster embassy queue)");
     for line in table {
         println!("{line}");
     }
