@@ -11,8 +11,9 @@
 //! App::take_activity(&mut self) -> bool                       (drives the status LED)
 //! ```
 //!
-//! where `D: smoltcp::phy::Device`. The boards describe the network with [`Config`]; the
-//! capacities below are the same on every board.
+//! where `D: smoltcp::phy::Device`. The boards describe the network with [`Config`], and their
+//! client count, store size and send buffer with a [`Capacity`] (`board::CAPACITY`); the
+//! other capacities below are the same on every board.
 //!
 //! # Capacities
 //!
@@ -42,23 +43,37 @@ use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
 use smoltcp::wire::{IpEndpoint, Ipv4Cidr};
 
+/// What differs between boards: how many clients and how many key and value bytes their RAM
+/// affords. Each board states its own (`board::CAPACITY`).
+#[derive(Clone, Copy, Debug)]
+pub struct Capacity {
+    /// Clients served at once.
+    pub clients: usize,
+    /// The byte pool every key and value shares (each key also takes an 8-byte header there).
+    pub store_bytes: usize,
+    /// Each client's TCP send buffer: at least one largest reply (2,304 bytes). Room for more
+    /// lets pipelined replies go out without waiting for the client's ACK (see README.md).
+    pub send_buffer: usize,
+}
+
 /// TCP sockets on the port: `CONNS - 1` clients are served at once, and the last socket
 /// answers one more client `-ERR max number of clients reached` and closes.
-pub const CONNS: usize = 6;
+pub const CONNS: usize = crate::board::CAPACITY.clients + 1;
 /// Most keys at once.
 pub const KEYS: usize = 128;
 /// Longest key, in bytes.
 pub const MAX_KEY_LEN: usize = 64;
 /// Largest value, in bytes.
-pub const MAX_VALUE_LEN: usize = 512;
+pub const MAX_VALUE_LEN: usize = 2048;
 /// The byte pool every key and value shares (each key also takes an 8-byte header there).
-pub const STORE_BYTES: usize = 8 * 1024;
-/// Per-connection buffers. `tx` holds one largest reply (`INFO`, 1600 bytes); `input` holds the
-/// longest `SET` (a [`MAX_KEY_LEN`] key, a [`MAX_VALUE_LEN`] value and every option, 658 bytes).
+pub const STORE_BYTES: usize = crate::board::CAPACITY.store_bytes;
+/// Per-connection buffers. `input` holds the longest `SET` (a [`MAX_KEY_LEN`] key, a
+/// [`MAX_VALUE_LEN`] value and every option, 2,195 bytes); `tx` is the board's
+/// [`Capacity::send_buffer`], at least one largest reply (the input's size plus 64 bytes).
 pub const BUFFERS: BufferSizes = BufferSizes {
     rx: 1024,
-    tx: 2048,
-    input: 704,
+    tx: crate::board::CAPACITY.send_buffer,
+    input: 2240,
 };
 /// Keys removed per poll at most, so a mass expiry never holds up serving.
 pub const EXPIRE_BUDGET: usize = 32;

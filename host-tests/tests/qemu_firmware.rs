@@ -23,6 +23,8 @@ const QEMU: &str = "qemu-system-arm";
 const IDLE_TIMEOUT_MS: u64 = 2_000;
 const IDLE_TIMEOUT: Duration = Duration::from_millis(IDLE_TIMEOUT_MS);
 const READY: &str = "net-shell ready on 10.0.2.15:6379";
+/// The largest value the firmware stores (`firmware/src/app.rs`, `MAX_VALUE_LEN`).
+const MAX_VALUE_LEN: usize = 2048;
 const BOOT_TIMEOUT: Duration = Duration::from_secs(60);
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -230,10 +232,15 @@ fn qemu_firmware_serves_redis_cli_and_removes_expired_keys() {
     assert_eq!(board.cli(&["PING"]), "PONG");
     assert_eq!(board.cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(board.cli(&["GET", "greeting"]), "hello");
-    // The largest value the firmware takes (app::MAX_VALUE_LEN).
-    let large = "v".repeat(512);
+    // The largest value the firmware takes (app::MAX_VALUE_LEN), and one byte more.
+    let large = "v".repeat(MAX_VALUE_LEN);
     assert_eq!(board.cli(&["SET", "large", &large]), "OK");
     assert_eq!(board.cli(&["GET", "large"]), large);
+    let too_large = "v".repeat(MAX_VALUE_LEN + 1);
+    assert_eq!(
+        board.cli(&["SET", "too-large", &too_large]),
+        format!("ERR value is too large (max {MAX_VALUE_LEN} bytes)")
+    );
 
     assert_eq!(board.cli(&["EXPIRE", "greeting", "100"]), "1");
     let ttl: u64 = board.cli(&["TTL", "greeting"]).parse().expect("TTL");

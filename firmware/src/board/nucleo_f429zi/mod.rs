@@ -33,6 +33,14 @@ bind_interrupts!(struct Irqs {
     HASH_RNG => rng::InterruptHandler<RNG>;
 });
 
+/// 3 clients, 8 KiB of keys and values, and send buffers of one largest reply plus 448 bytes:
+/// with 2 KiB values each client's buffers take 6,016 bytes, and the static RAM target is 64 KiB.
+pub const CAPACITY: app::Capacity = app::Capacity {
+    clients: 3,
+    store_bytes: 8 * 1024,
+    send_buffer: 2752,
+};
+
 /// DMA descriptors and buffers: 4 frames each way (about 12 KiB).
 static PACKETS: ConstStaticCell<PacketQueue<4, 4>> = ConstStaticCell::new(PacketQueue::new());
 

@@ -28,6 +28,14 @@ const LAN9118_IRQ: Irq = Irq(13);
 const ALARM_TIMER_IRQ: Irq = Irq(time_driver::ALARM_IRQ);
 const FPGAIO_LED: usize = 0x4002_8000;
 
+/// 5 clients, 32 KiB of keys and values, and 8 KiB send buffers, so that pipelined replies of
+/// 512-byte values do not wait for ACKs: the emulated board has 4 MiB of RAM.
+pub const CAPACITY: app::Capacity = app::Capacity {
+    clients: 5,
+    store_bytes: 32 * 1024,
+    send_buffer: 8 * 1024,
+};
+
 /// The board's NIC.
 pub type Nic = Lan9118Nic;
 /// The board's status LED.
