@@ -3,8 +3,12 @@
 //! the same items, which `main` uses without knowing the board:
 //!
 //! - `Board { nic, led, app_config }` and `init() -> Board`: clocks, time driver, NIC (a
-//!   `smoltcp::phy::Device`), status LED (an `embedded_hal::digital::OutputPin`), and what the
-//!   application needs to know (station address, addressing, port, random seed);
+//!   `smoltcp::phy::Device`, type `Nic`), status LED (an `embedded_hal::digital::OutputPin`,
+//!   type `Led`), and what the application needs to know (station address, addressing, port,
+//!   random seed);
+//! - `CAPACITY`: the clients, store size and send buffer the board's RAM affords
+//!   (`app::Capacity`);
+//! - `unix_time_ms(now_ms) -> Option<u64>`: the wall clock at boot, where the board has one;
 //! - `report_ready(line)`: the "ready" line, where the board's host tooling sees it;
 //! - `halt_after_panic(info) -> !`: stop so the runner notices.
 

@@ -146,7 +146,7 @@ unsafe impl InterruptNumber for Irq {
 unsafe fn DefaultHandler(irqn: i16) {
     if irqn == LAN9118_IRQ.0 as i16 {
         // SAFETY: the chip is mapped there; acknowledging writes INT_STS only, which does not
-        // disturb the main loop's FIFO accesses.
+        // disturb the shell task's FIFO accesses.
         let mut regs = unsafe { Mmio::new(LAN9118_BASE) };
         lan9118::acknowledge_rx_interrupt(&mut regs);
         net_event::raise();
