@@ -17,7 +17,7 @@ use embassy_stm32::rng::{self, Rng};
 use embassy_stm32::time::Hertz;
 use embassy_stm32::{bind_interrupts, uid};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use static_cell::ConstStaticCell;
+use static_cell::{ConstStaticCell, StaticCell};
 
 use crate::app::{self, IpSetup};
 
@@ -47,13 +47,16 @@ static PACKETS: ConstStaticCell<PacketQueue<4, 4>> = ConstStaticCell::new(Packet
 /// The board's NIC.
 pub type Nic = DriverDevice<Ethernet<'static, ETH, GenericPhy<Sma<'static, ETH_SMA>>>>;
 
+static NIC: StaticCell<Nic> = StaticCell::new();
+
 /// The board's status LED.
 pub type Led = Output<'static>;
 
 /// What `init` hands to `main`.
 pub struct Board {
-    /// The Ethernet MAC and PHY.
-    pub nic: Nic,
+    /// The Ethernet MAC and PHY, in a static (as on every board: `main`'s frame stays
+    /// allocated while the executor runs).
+    pub nic: &'static mut Nic,
     /// LD2, the blue user LED.
     pub led: Led,
     /// DHCPv4, falling back to a static address after 10 s.
@@ -114,7 +117,7 @@ pub fn init() -> Board {
     defmt::info!("Ethernet up, MAC {=[u8]:02x}", mac);
 
     Board {
-        nic: DriverDevice::new(ethernet),
+        nic: NIC.init(DriverDevice::new(ethernet)),
         led: Output::new(p.PB7, Level::Low, Speed::Low),
         app_config: app::Config {
             mac,

@@ -12,6 +12,7 @@ use cortex_m::peripheral::NVIC;
 use cortex_m_rt::exception;
 use embedded_hal::digital::{ErrorType, OutputPin};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use static_cell::StaticCell;
 
 use crate::app::{self, IpSetup};
 use crate::net_event;
@@ -38,13 +39,16 @@ pub const CAPACITY: app::Capacity = app::Capacity {
 
 /// The board's NIC.
 pub type Nic = Lan9118Nic;
+
+static NIC: StaticCell<Nic> = StaticCell::new();
 /// The board's status LED.
 pub type Led = FpgaLed;
 
 /// What `init` hands to `main`.
 pub struct Board {
-    /// The LAN9118.
-    pub nic: Nic,
+    /// The LAN9118, in a static: its 3 KiB of frame buffers are never copied through `main`'s
+    /// frame, which stays allocated while the executor runs.
+    pub nic: &'static mut Nic,
     /// User LED 0 of the FPGA I/O block.
     pub led: FpgaLed,
     /// Static 10.0.2.15/24 via 10.0.2.2: QEMU user networking's guest defaults.
@@ -69,7 +73,7 @@ pub fn init() -> Board {
 
     // SAFETY: the LAN9118 of mps2-an386 is mapped at LAN9118_BASE, and this is the only
     // `Lan9118Nic` (`Peripherals::take` above guarantees `init` runs once).
-    let mut nic = unsafe { Lan9118Nic::new(LAN9118_BASE) };
+    let nic = NIC.uninit().write(unsafe { Lan9118Nic::new(LAN9118_BASE) });
     let mac = match nic.init() {
         Ok(mac) => mac,
         Err(error) => defmt::panic!("LAN9118 init failed: {}", error),
