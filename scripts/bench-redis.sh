@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # net-shell (over a tap, in its own namespace) against redis-server (on loopback), measured in
 # one run with the same parameters: redis-benchmark throughput, how late keys are removed after
-# their deadline when 100,000 expire within one second, CPU use while idle, and (through
+# their deadline when 100,000 expire within one second, how late `expired` keyspace events are
+# published (scripts/event_lateness.py), CPU use while idle, and (through
 # scripts/bench-scale.py) throughput, memory, latency and idle closes at 10,000 clients.
 # Needs root, redis-server, redis-benchmark, python3. All traffic stays on loopback or inside
 # the namespace this script creates and removes.
@@ -66,6 +67,10 @@ run_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port" -P 16
 echo "## expiry lateness, 100000 keys due within one second"
 echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/expiry_lateness.py" "$shell_ip" 6379 100000
 echo "redis-server:"; python3 "$root/scripts/expiry_lateness.py" 127.0.0.1 "$redis_port" 100000
+
+echo "## keyspace expired events: lateness after each key's deadline, 1000 keys due within one second"
+echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/event_lateness.py" "$shell_ip" 6379 1000
+echo "redis-server:"; python3 "$root/scripts/event_lateness.py" 127.0.0.1 "$redis_port" 1000
 
 echo "## 10,000 clients (scripts/bench-scale.py)"
 python3 "$root/scripts/bench-scale.py" --binary "$root/target/release/net-shell"

@@ -12,8 +12,9 @@
 //! The model holds every key the store holds, expired or not, with its value, its deadline and
 //! the order its timer was set in. It knows the documented rules:
 //!
-//! - a key is visible while `now < deadline`; any access at or after its deadline removes it
-//!   (and counts it in `expired_keys`), and time going backwards shows a key not yet removed;
+//! - a key is visible while `now <= deadline` (as in Redis, gone once `now > deadline`); any
+//!   access after its deadline removes it (and counts it in `expired_keys`), and time going
+//!   backwards shows a key not yet removed;
 //! - `expire(now, budget)` removes the due keys in deadline order (ties in the order their
 //!   deadlines were set), at most `budget`, and says whether more are due;
 //! - `set` checks key length, then value length, then (a deadline `<= now` deletes, counted as
@@ -396,13 +397,13 @@ impl Model {
         self.next_order
     }
 
-    /// Lazy expiry: any access at or after a key's deadline removes it.
+    /// Lazy expiry: any access after a key's deadline removes it.
     fn touch(&mut self, key: &[u8], now: Tick) -> bool {
         let expired = self
             .entries
             .get(key)
             .and_then(|e| e.timer)
-            .is_some_and(|(at, _)| at <= now);
+            .is_some_and(|(at, _)| at < now);
         if expired {
             self.remove(key);
             self.expired_keys += 1;
@@ -421,7 +422,8 @@ impl Model {
             match ttl {
                 Ttl::Persist => entry.timer = None,
                 Ttl::Keep => {}
-                Ttl::At(at) => entry.timer = Some((at, order)),
+                // The store caps deadlines one short of the end of time (see `Ttl::At`).
+                Ttl::At(at) => entry.timer = Some((at.min(Tick::MAX - 1), order)),
             }
         }
     }
@@ -479,7 +481,7 @@ impl Model {
             .iter()
             .filter_map(|(key, e)| {
                 e.timer
-                    .filter(|&(at, _)| at <= now)
+                    .filter(|&(at, _)| at < now)
                     .map(|(at, order)| (at, order, key.clone()))
             })
             .collect();
@@ -796,10 +798,11 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             )
         });
         let next = store.next_deadline();
-        let earliest = model.earliest_deadline();
+        // Work is due the tick after the earliest deadline (a key goes once `now > deadline`).
+        let earliest = model.earliest_deadline().map(|at| at.saturating_add(1));
         self.agree(
             next.is_some() == earliest.is_some() && next <= earliest,
-            || format!("next_deadline {next:?}, earliest deadline {earliest:?}"),
+            || format!("next_deadline {next:?}, tick after the earliest deadline {earliest:?}"),
         );
         let fill = used * 100 / store.bytes_capacity().max(1);
         self.coverage.peak_fill_pct = self.coverage.peak_fill_pct.max(fill);

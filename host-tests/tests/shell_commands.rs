@@ -127,7 +127,7 @@ fn incr_decr_count_keep_ttl_and_refuse_bad_values() {
     assert_eq!(sim.request(c, &["INCRBY", "t", "4"]), int(10));
     assert_eq!(sim.request(c, &["DECR", "t"]), int(9));
     assert_eq!(sim.request(c, &["PTTL", "t"]), int(4000));
-    sim.advance(4000);
+    sim.advance(4001);
     assert_eq!(sim.request(c, &["GET", "t"]), Reply::Nil);
     assert_eq!(sim.request(c, &["INCR", "t"]), int(1));
     assert_eq!(sim.request(c, &["TTL", "t"]), int(-1));
@@ -213,10 +213,10 @@ fn del_and_exists_count_keys() {
     assert_eq!(sim.request(c, &["DBSIZE"]), int(0));
     // A key past its deadline is neither counted nor deleted.
     assert_eq!(sim.request(c, &["SET", "t", "v", "PX", "10"]), Reply::ok());
-    sim.now += 10;
+    sim.now += 11;
     assert_eq!(sim.request(c, &["EXISTS", "t"]), int(0));
     assert_eq!(sim.request(c, &["SET", "u", "v", "PX", "10"]), Reply::ok());
-    sim.now += 10;
+    sim.now += 11;
     assert_eq!(sim.request(c, &["DEL", "u"]), int(0));
     assert_eq!(
         sim.request(c, &["DEL"]),
@@ -252,7 +252,7 @@ fn flushall_empties_store_and_timers() {
     sim.advance(200);
     assert_eq!(sim.request(c, &["GET", "k1"]), Reply::bulk("new"));
     assert_eq!(sim.server.store().expired_keys(), 0);
-    sim.advance(800);
+    sim.advance(801);
     assert_eq!(sim.server.store().len(), 0);
     assert_eq!(sim.server.store().expired_keys(), 1);
 }
@@ -266,7 +266,7 @@ fn dbsize_counts_keys_until_removed() {
     assert_eq!(sim.request(c, &["SET", "b", "1", "PX", "5"]), Reply::ok());
     assert_eq!(sim.request(c, &["SET", "a", "2"]), Reply::ok());
     assert_eq!(sim.request(c, &["DBSIZE"]), int(2));
-    sim.advance(5);
+    sim.advance(6);
     assert_eq!(sim.request(c, &["DBSIZE"]), int(1));
     assert_eq!(
         sim.request(c, &["DBSIZE", "x"]),

@@ -18,22 +18,22 @@ fn int(n: i64) -> Reply {
 }
 
 #[test]
-fn set_ex_key_visible_at_deadline_minus_one_gone_at_deadline() {
+fn set_ex_key_visible_at_deadline_gone_after_it() {
     let mut sim = sim();
     let c = sim.connect_ready();
     sim.advance(1234);
     let deadline = sim.now + 2000;
     assert_eq!(sim.request(c, &["SET", "k", "v", "EX", "2"]), Reply::ok());
-    sim.run_until(deadline - 1);
+    sim.run_until(deadline);
     assert_eq!(sim.request(c, &["GET", "k"]), Reply::bulk("v"));
     assert_eq!(sim.request(c, &["EXISTS", "k"]), int(1));
-    sim.run_until(deadline);
+    sim.run_until(deadline + 1);
     assert_eq!(sim.request(c, &["GET", "k"]), Reply::Nil);
     assert_eq!(sim.request(c, &["EXISTS", "k"]), int(0));
 }
 
 #[test]
-fn set_px_key_visible_at_deadline_minus_one_gone_at_deadline() {
+fn set_px_key_visible_at_deadline_gone_after_it() {
     let mut sim = sim();
     let c = sim.connect_ready();
     sim.advance(77);
@@ -41,6 +41,8 @@ fn set_px_key_visible_at_deadline_minus_one_gone_at_deadline() {
     assert_eq!(sim.request(c, &["SET", "a", "1", "PX", "1"]), Reply::ok());
     assert_eq!(sim.request(c, &["GET", "a"]), Reply::bulk("1"));
     sim.run_until(deadline);
+    assert_eq!(sim.request(c, &["GET", "a"]), Reply::bulk("1"));
+    sim.run_until(deadline + 1);
     assert_eq!(sim.request(c, &["GET", "a"]), Reply::Nil);
 
     let deadline = sim.now + 65_537;
@@ -50,12 +52,16 @@ fn set_px_key_visible_at_deadline_minus_one_gone_at_deadline() {
     );
     sim.run_until(deadline - 1);
     assert_eq!(sim.request(c, &["PTTL", "b"]), int(1));
-    assert_eq!(sim.request(c, &["GET", "b"]), Reply::bulk("2"));
     sim.run_until(deadline);
+    // As in Redis, the key is live through its deadline's millisecond, gone after it.
+    assert_eq!(sim.request(c, &["PTTL", "b"]), int(0));
+    assert_eq!(sim.request(c, &["GET", "b"]), Reply::bulk("2"));
+    sim.run_until(deadline + 1);
     assert_eq!(sim.request(c, &["PTTL", "b"]), int(-2));
 }
 
-/// Keys nobody touches are removed by the timer at their deadline: DBSIZE and `store().len()`
+/// Keys nobody touches are removed by the timer just after their deadline (at the next
+/// millisecond, as Redis' `now > when`): DBSIZE and `store().len()`
 /// drop, `expired_keys` counts them. Deadlines cover every level of the wheel.
 #[test]
 fn volatile_keys_removed_by_timer_at_deadline_without_access() {
@@ -82,7 +88,7 @@ fn volatile_keys_removed_by_timer_at_deadline_without_access() {
     let mut remaining = ttls.len() + 1;
     for (i, ttl) in ttls.iter().enumerate() {
         let deadline = start + ttl;
-        sim.run_until(deadline - 1);
+        sim.run_until(deadline);
         assert_eq!(
             sim.server.store().len(),
             remaining,
@@ -92,7 +98,7 @@ fn volatile_keys_removed_by_timer_at_deadline_without_access() {
         remaining -= 1;
         assert_eq!(
             sim.run_until_store_len(remaining, deadline + 100_000),
-            Some(deadline),
+            Some(deadline + 1),
             "key {i} (ttl {ttl}) not removed at its deadline"
         );
         assert_eq!(sim.server.store().len(), remaining);
@@ -128,6 +134,8 @@ fn ttl_and_pttl_report_missing_persistent_and_rounded_values() {
     assert_eq!(sim.request(c, &["PTTL", "k"]), int(499));
     assert_eq!(sim.request(c, &["TTL", "k"]), int(0));
     sim.advance(499);
+    assert_eq!(sim.request(c, &["PTTL", "k"]), int(0));
+    sim.advance(1);
     assert_eq!(sim.request(c, &["TTL", "k"]), int(-2));
 
     assert_eq!(sim.request(c, &["SET", "e", "v", "EX", "10"]), Reply::ok());
@@ -342,7 +350,7 @@ fn getex_reads_and_changes_the_ttl() {
         sim.request(c, &["GETEX", "k", "PX", "20"]),
         Reply::bulk("v")
     );
-    sim.advance(19);
+    sim.advance(20);
     assert_eq!(sim.server.store().len(), 1);
     sim.advance(1);
     assert_eq!(sim.server.store().len(), 0);
@@ -378,7 +386,7 @@ fn setex_and_psetex_set_value_and_ttl() {
         Reply::error("ERR value is not an integer or out of range")
     );
     assert_eq!(sim.request(c, &["EXISTS", "c"]), int(0));
-    sim.advance(1500);
+    sim.advance(1501);
     assert_eq!(sim.request(c, &["GET", "b"]), Reply::Nil);
     assert_eq!(sim.request(c, &["GET", "a"]), Reply::bulk("v"));
 }
@@ -480,7 +488,7 @@ fn now_going_backwards_is_harmless() {
         Reply::ok()
     );
     assert_eq!(sim.request(c, &["SET", "k", "v", "PX", "100"]), Reply::ok());
-    sim.advance(10);
+    sim.advance(11);
     assert_eq!(sim.server.store().len(), 1);
     // The server is polled at t=0 while a GET arrives.
     sim.queue(c, &sim::encode_str(&["GET", "gone"]));
@@ -489,7 +497,7 @@ fn now_going_backwards_is_harmless() {
     let next = sim.poll_server_at(0);
     sim.poll_client();
     assert_eq!(sim.next_reply(c), Some(Reply::Nil));
-    assert_eq!(sim.next_reply(c), Some(Reply::Int(90)));
+    assert_eq!(sim.next_reply(c), Some(Reply::Int(89)));
     assert!(next.is_some_and(|at| at >= t + 10), "{next:?}");
     for back in [t - 1, 0, t + 9] {
         sim.poll_server_at(back);
@@ -521,7 +529,8 @@ fn mass_expiry_spreads_over_polls_and_keeps_serving() {
         for i in 0..MASS {
             let key = format!("key:{i:06}");
             store
-                .set(key.as_bytes(), b"v", Ttl::At(DEADLINE), 0)
+                // Live through DEADLINE - 1, due at DEADLINE.
+                .set(key.as_bytes(), b"v", Ttl::At(DEADLINE - 1), 0)
                 .unwrap();
         }
         store.set(b"persistent", b"p", Ttl::Persist, 0).unwrap();
@@ -580,7 +589,8 @@ fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
         for i in 0..20_000 {
             let key = format!("key:{i:06}");
             store
-                .set(key.as_bytes(), b"v", Ttl::At(DEADLINE), 0)
+                // Live through DEADLINE - 1, due at DEADLINE.
+                .set(key.as_bytes(), b"v", Ttl::At(DEADLINE - 1), 0)
                 .unwrap();
         }
         let mut config = sim::config(Timeouts::DEFAULT);

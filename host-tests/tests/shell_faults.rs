@@ -146,7 +146,8 @@ fn run(faults: Faults, seed: u64) -> (FaultCounts, FaultCounts) {
             ],
         );
         assert_eq!(reply, Reply::ok());
-        windows.push((sent + ttl, answered + ttl));
+        // Live through its deadline's tick, removed at the next (Redis' `now > when`).
+        windows.push((sent + ttl + 1, answered + ttl + 1));
     }
     assert_eq!(
         sim.server.store().expired_keys(),

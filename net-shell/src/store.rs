@@ -66,8 +66,27 @@ pub enum Ttl {
     Persist,
     /// Keep the current time to live (`KEEPTTL`, `INCR`).
     Keep,
-    /// Expire at this tick.
+    /// Expire at this tick: the key is live through tick `at` and gone from the next one,
+    /// as in Redis, whose key is expired once `mstime() > when`. With whole-millisecond ticks
+    /// that read a clock rounded down, this is what keeps a key from going before its time
+    /// (`PX 5` set at 10.9 ms lives until 16 ms, not 15) while `PTTL` never reports more than
+    /// was set. Deadlines are capped at `Tick::MAX - 1`, some 585 million years of
+    /// milliseconds.
     At(Tick),
+}
+
+/// A key with deadline `at` goes at the tick after it ([`Ttl::At`]): its timer's deadline.
+const fn timer_for_deadline(at: Tick) -> Tick {
+    if at >= Tick::MAX - 1 {
+        Tick::MAX
+    } else {
+        at + 1
+    }
+}
+
+/// The key's deadline, from its timer's.
+const fn deadline_of_timer(timer: Tick) -> Tick {
+    timer.saturating_sub(1)
 }
 
 #[derive(Clone, Copy)]
@@ -268,8 +287,8 @@ impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, B
 /// let mut arrays: StoreArrays<16, 1024> = StoreArrays::new();
 /// let mut store = Store::new(StoreMemory::from(&mut arrays), 64, 256);
 /// store.set(b"greeting", b"hello", Ttl::At(1_000), 0).unwrap();
-/// assert_eq!(store.get(b"greeting", 999), Some(&b"hello"[..]));
-/// assert_eq!(store.get(b"greeting", 1_000), None); // gone at its deadline
+/// assert_eq!(store.get(b"greeting", 1_000), Some(&b"hello"[..])); // live through its deadline
+/// assert_eq!(store.get(b"greeting", 1_001), None); // and gone after it, as in Redis
 /// assert_eq!(store.expired_keys(), 1);
 /// ```
 pub struct Store<'a> {
@@ -285,6 +304,10 @@ pub struct Store<'a> {
     max_key_len: usize,
     max_value_len: usize,
     expired_keys: u64,
+    /// Keys removed on access after their deadline, kept for keyspace notifications while
+    /// [`record_expired_on_access`](Self::record_expired_on_access) is on.
+    #[cfg(feature = "alloc")]
+    expired_on_access: Option<alloc::vec::Vec<alloc::vec::Vec<u8>>>,
     seed: u32,
     /// The next write stamp.
     #[cfg(feature = "alloc")]
@@ -371,6 +394,8 @@ impl<'a> Store<'a> {
             max_key_len,
             max_value_len,
             expired_keys: 0,
+            #[cfg(feature = "alloc")]
+            expired_on_access: None,
             seed,
             #[cfg(feature = "alloc")]
             next_stamp: 1,
@@ -477,12 +502,43 @@ impl<'a> Store<'a> {
         self.expired_keys
     }
 
+    /// Whether to keep the keys removed on access after their deadline (a command met them
+    /// before the timer sweep did), for [`take_expired_on_access`](Self::take_expired_on_access):
+    /// keyspace notifications publish those too.
+    #[cfg(feature = "alloc")]
+    pub fn record_expired_on_access(&mut self, on: bool) {
+        if on != self.expired_on_access.is_some() {
+            self.expired_on_access = on.then(alloc::vec::Vec::new);
+        }
+    }
+
+    /// The keys removed on access since the last call (none unless recording).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreMemory, Ttl};
+    ///
+    /// let mut store = Store::new(StoreMemory::allocate(8, 1024), 16, 64);
+    /// store.record_expired_on_access(true);
+    /// store.set(b"a", b"1", Ttl::At(5), 0).unwrap();
+    /// assert_eq!(store.get(b"a", 6), None); // past its deadline: removed
+    /// assert_eq!(store.take_expired_on_access(), [b"a".to_vec()]);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn take_expired_on_access(&mut self) -> alloc::vec::Vec<alloc::vec::Vec<u8>> {
+        match &mut self.expired_on_access {
+            Some(keys) => core::mem::take(keys),
+            None => alloc::vec::Vec::new(),
+        }
+    }
+
     /// The earliest tick at which [`expire`](Self::expire) has work (may be early, never late).
     pub fn next_deadline(&self) -> Option<Tick> {
         self.timers.next_deadline()
     }
 
-    /// Removes keys whose deadline is `<= now`, at most `budget` of them; returns how many were
+    /// Removes keys whose deadline has passed (`< now`), at most `budget` of them; returns how many were
     /// removed and whether more are due.
     pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
         self.expire_each(now, budget, |_| {})
@@ -500,7 +556,7 @@ impl<'a> Store<'a> {
     /// store.set(b"a", b"1", Ttl::At(5), 0).unwrap();
     /// store.set(b"b", b"2", Ttl::At(9), 0).unwrap();
     /// let mut gone = Vec::new();
-    /// store.expire_each(5, 10, |key| gone.push(key.to_vec()));
+    /// store.expire_each(6, 10, |key| gone.push(key.to_vec()));
     /// assert_eq!(gone, [b"a".to_vec()]);
     /// ```
     pub fn expire_each(
@@ -557,7 +613,11 @@ impl<'a> Store<'a> {
     pub fn deadline(&mut self, key: &[u8], now: Tick) -> Option<Option<Tick>> {
         let index = self.find_live(key, now)?;
         let timer = self.entry(index)?.timer;
-        Some(timer.and_then(|id| self.timers.deadline(id)))
+        Some(
+            timer
+                .and_then(|id| self.timers.deadline(id))
+                .map(deadline_of_timer),
+        )
     }
 
     /// Sets a live key's deadline (`None`: persist). Returns `false` if there is no such key.
@@ -651,7 +711,7 @@ impl<'a> Store<'a> {
     /// store.set(b"b", b"2", Ttl::At(10), 0).unwrap();
     /// let mut keys = Vec::new();
     /// let mut slot = 0;
-    /// while let Some((at, key)) = store.key_at_or_after(slot, 10) {
+    /// while let Some((at, key)) = store.key_at_or_after(slot, 11) {
     ///     keys.push(key.to_vec());
     ///     slot = at + 1;
     /// }
@@ -848,12 +908,12 @@ impl<'a> Store<'a> {
                 let _ = self.timers.cancel(id);
                 None
             }
-            (Ttl::At(at), Some(id)) => match self.timers.reschedule(id, at) {
+            (Ttl::At(at), Some(id)) => match self.timers.reschedule(id, timer_for_deadline(at)) {
                 Ok(()) => Some(id),
-                Err(_) => self.timers.insert(at, index).ok(),
+                Err(_) => self.timers.insert(timer_for_deadline(at), index).ok(),
             },
             // The wheel has one slot per key: this cannot be full.
-            (Ttl::At(at), None) => self.timers.insert(at, index).ok(),
+            (Ttl::At(at), None) => self.timers.insert(timer_for_deadline(at), index).ok(),
         };
         if let Some(entry) = self.entries.get_mut(position(index)) {
             entry.timer = timer;
@@ -899,6 +959,17 @@ impl<'a> Store<'a> {
     fn find_live(&mut self, key: &[u8], now: Tick) -> Option<u32> {
         let index = self.find(key)?;
         if self.entry(index).is_some_and(|e| self.is_expired(e, now)) {
+            #[cfg(feature = "alloc")]
+            if let (Some(keys), Some(entry)) = (
+                &mut self.expired_on_access,
+                self.entries.get(position(index)),
+            ) {
+                keys.push(
+                    self.pool
+                        .slice(entry.offset, entry.key_len as usize)
+                        .to_vec(),
+                );
+            }
             self.remove_index(index);
             self.expired_keys += 1;
             return None;
@@ -906,7 +977,7 @@ impl<'a> Store<'a> {
         Some(index)
     }
 
-    /// Whether `entry`'s deadline is `<= now`.
+    /// Whether `entry`'s deadline is `< now` (its timer `<= now`).
     fn is_expired(&self, entry: &Entry, now: Tick) -> bool {
         entry
             .timer
@@ -964,8 +1035,8 @@ mod tests {
     fn key_visible_until_deadline_then_gone() {
         let mut s = store::<8, 256>(16, 64);
         s.set(b"k", b"v", Ttl::At(100), 0).unwrap();
-        assert_eq!(s.get(b"k", 99), Some(&b"v"[..]));
-        assert_eq!(s.get(b"k", 100), None);
+        assert_eq!(s.get(b"k", 100), Some(&b"v"[..]));
+        assert_eq!(s.get(b"k", 101), None);
         assert_eq!(s.len(), 0);
         assert_eq!(s.expired_keys(), 1);
     }
@@ -975,7 +1046,8 @@ mod tests {
         let mut s = store::<8, 256>(16, 64);
         s.set(b"a", b"1", Ttl::At(50), 0).unwrap();
         s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
-        let sweep = s.expire(50, 10);
+        assert_eq!(s.expire(50, 10).fired, 0);
+        let sweep = s.expire(51, 10);
         assert_eq!((sweep.fired, sweep.more_due), (1, false));
         assert_eq!(s.len(), 1);
         assert_eq!(s.volatile_len(), 0);

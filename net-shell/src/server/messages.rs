@@ -5,7 +5,7 @@ use timer_core::Tick;
 
 use super::Server;
 use crate::connection::Phase;
-use crate::pubsub::Publication;
+use crate::pubsub::{KeyspaceEvents, Publication};
 use crate::resp::ReplyWriter;
 
 /// The most message bytes a subscriber may leave unread before it is closed: Redis' hard
@@ -15,6 +15,14 @@ const OUTPUT_LIMIT: usize = 32 << 20;
 impl Server<'_> {
     /// Hands every message published since the last call to its receivers.
     pub(super) fn deliver_messages(&mut self, now: Tick) {
+        // Keys a command found past their deadline (before the sweep did) expire as loudly.
+        let events = self.settings.keyspace_events;
+        let expired = KeyspaceEvents::EXPIRED;
+        self.store
+            .record_expired_on_access(events.publishes(expired));
+        for key in self.store.take_expired_on_access() {
+            self.pubsub.notify(events, expired, "expired", &key);
+        }
         if !self.pubsub.has_outbox() {
             return;
         }

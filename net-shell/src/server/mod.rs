@@ -298,9 +298,12 @@ impl<'a> Server<'a> {
         let now = now.max(self.last_now);
         self.last_now = now;
 
-        // Timeouts already due first: a poll that then takes in a burst of frames must not
-        // make them later still.
+        // Timeouts and keys already due first: a poll that then takes in a burst of frames
+        // must not make them later still (and a command finds a due key already gone, its
+        // `expired` event on its way).
         self.expire_connections(now);
+        let mut expire_budget = self.expire_budget;
+        expire_budget -= self.expire_keys(now, expire_budget);
         self.receive(now, device);
         self.poll_dhcp(now);
         #[cfg(feature = "sntp")]
@@ -320,25 +323,7 @@ impl<'a> Server<'a> {
                 }
             }
         }
-        #[cfg(not(feature = "alloc"))]
-        let sweep = self.store.expire(now, self.expire_budget);
-        // Keyspace notifications go out in the poll that removes the key.
-        #[cfg(feature = "alloc")]
-        let sweep = {
-            let events = self.settings.keyspace_events;
-            let pubsub = &mut self.pubsub;
-            self.store.expire_each(now, self.expire_budget, |key| {
-                pubsub.notify(
-                    events,
-                    crate::pubsub::KeyspaceEvents::EXPIRED,
-                    "expired",
-                    key,
-                )
-            })
-        };
-        #[cfg(feature = "alloc")]
-        self.deliver_messages(now);
-        self.more_keys_due = sweep.more_due;
+        self.expire_keys(now, expire_budget);
         self.expire_connections(now);
         // Replies, and the FINs and RSTs of connections closed above, go out now rather than
         // at the next poll. Egress only: a frame taken in here would not be served until the
@@ -350,6 +335,30 @@ impl<'a> Server<'a> {
             .egress(&mut self.iface, now, instant(now), &mut watched);
         self.listen_again();
         self.next_poll(now)
+    }
+
+    /// Removes keys whose time ran out, at most `budget` of them (a poll's two sweeps share
+    /// the expiry budget); keyspace notifications go out in the same poll. How many went.
+    fn expire_keys(&mut self, now: Tick, budget: usize) -> usize {
+        #[cfg(not(feature = "alloc"))]
+        let sweep = self.store.expire(now, budget);
+        #[cfg(feature = "alloc")]
+        let sweep = {
+            let events = self.settings.keyspace_events;
+            let pubsub = &mut self.pubsub;
+            let sweep = self.store.expire_each(now, budget, |key| {
+                pubsub.notify(
+                    events,
+                    crate::pubsub::KeyspaceEvents::EXPIRED,
+                    "expired",
+                    key,
+                )
+            });
+            self.deliver_messages(now);
+            sweep
+        };
+        self.more_keys_due = sweep.more_due;
+        sweep.fired
     }
 
     /// Takes in at most [`INGRESS_BUDGET`] frames, then sends what smoltcp has queued. Each
