@@ -896,6 +896,9 @@ fn server() -> Vec<Script> {
                 "INFO keyspace",
                 "INFO nosuch server",
                 "INFO ALL",
+                "INFO commandstats",
+                "INFO memory errorstats commandstats",
+                "INFO everything",
             ],
         ),
     ]

@@ -760,3 +760,36 @@ fn hello_3_switches_the_connection_to_resp3() {
     assert!(back.starts_with("*14\r\n"), "{back}");
     assert_eq!(raw(&mut sim, c, &["GET", "nokey"]), "$-1\r\n");
 }
+
+/// `INFO commandstats` counts each command's calls, the calls refused before running (wrong
+/// arity) and those that answered an error, under Redis' `cmdstat_<name>` lines (subcommands
+/// as `config|get`); it is not part of the default `INFO`, as in Redis. `mem_allocator` names
+/// the host's allocator.
+#[test]
+fn info_commandstats_counts_calls_rejections_and_failures() {
+    let mut sim = sim();
+    let c = sim.connect_ready(); // (it sends a PING)
+    assert_eq!(sim.request(c, &["SET", "n", "x"]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "n", "1"]), Reply::ok());
+    let _ = sim.request(c, &["INCR", "n"]);
+    let _ = sim.request(c, &["SET", "n", "x"]);
+    let _ = sim.request(c, &["INCR", "n"]); // not an integer: a failed call
+    let _ = sim.request(c, &["GET"]); // wrong arity: a rejected call
+    let _ = sim.request(c, &["CONFIG", "GET", "timeout"]);
+    let _ = sim.request(c, &["NOSUCH"]); // unknown: not counted anywhere
+    let stats = sim.request(c, &["INFO", "commandstats"]).text();
+    assert_eq!(
+        stats,
+        "# Commandstats\r\n\
+         cmdstat_get:calls=0,rejected_calls=1,failed_calls=0\r\n\
+         cmdstat_set:calls=3,rejected_calls=0,failed_calls=0\r\n\
+         cmdstat_incr:calls=2,rejected_calls=0,failed_calls=1\r\n\
+         cmdstat_config|get:calls=1,rejected_calls=0,failed_calls=0\r\n\
+         cmdstat_ping:calls=1,rejected_calls=0,failed_calls=0\r\n\r\n"
+    );
+    assert!(!sim.request(c, &["INFO"]).text().contains("Commandstats"));
+    assert!(sim.request(c, &["INFO", "all"]).text().contains("cmdstat_info:calls=2,"));
+    let memory = sim.request(c, &["INFO", "memory"]).text();
+    assert_eq!(info_field(&memory, "keys_used"), 1);
+    assert!(memory.contains("\r\nmem_allocator:libc\r\n"), "{memory}");
+}

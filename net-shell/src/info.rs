@@ -1,11 +1,19 @@
-//! The `INFO` reply: server, clients, stats, memory and keyspace sections.
+//! The `INFO` reply: server, clients, memory, stats, commandstats, errorstats and keyspace sections.
 
 use core::fmt::Write as _;
 
 use crate::command::{After, Context};
 use crate::resp::{ReplyWriter, WriteFull};
 
-/// Enough for every section at once.
+/// Redis' `mem_allocator`: what the build allocates with. The host (`std`) uses the C
+/// library's `malloc`, through Rust's system allocator; a board allocates nothing.
+const MEM_ALLOCATOR: &str = if cfg!(feature = "std") {
+    "libc"
+} else {
+    "none"
+};
+
+/// Enough for every section at once (without `commandstats`).
 const INFO_CAPACITY: usize = 1536;
 
 /// Writes the `INFO [section …]` reply as one bulk string: the sections asked for (any of
@@ -24,6 +32,10 @@ pub(crate) fn write_info(
                     .any(|n| s.eq_ignore_ascii_case(n.as_bytes()))
             })
     };
+    // Where memory can grow, any number of `commandstats` lines; else a fixed buffer.
+    #[cfg(feature = "alloc")]
+    let mut text = alloc::string::String::with_capacity(INFO_CAPACITY);
+    #[cfg(not(feature = "alloc"))]
     let mut text: heapless::String<INFO_CAPACITY> = heapless::String::new();
     let stats = &*ctx.stats;
     let store = &ctx.store;
@@ -54,13 +66,14 @@ pub(crate) fn write_info(
         if wants("memory") {
             write!(
                 text,
-                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_in_force:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\n\r\n",
+                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_in_force:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\nmem_allocator:{}\r\n\r\n",
                 store.bytes_used(),
                 ctx.settings.capacity.max_memory,
                 store.bytes_capacity(),
                 store.bytes_used() * 100 / store.bytes_capacity().max(1),
                 store.len(),
-                store.key_capacity()
+                store.key_capacity(),
+                MEM_ALLOCATOR
             )?;
         }
         if wants("stats") {
@@ -95,25 +108,45 @@ pub(crate) fn write_info(
                 "total_error_replies:{}\r\n",
                 stats.total_error_replies
             )?;
-            text.push_str("\r\n").map_err(|_| core::fmt::Error)?;
+            text.write_str("\r\n")?;
+        }
+        // Not in the default set, as in Redis: only by name, `all` or `everything`. Redis also
+        // times each command (`usec`, `usec_per_call`); this server reads no clock of its
+        // own, so those two fields are left out.
+        #[cfg(feature = "extended-commands")]
+        if sections.iter().any(|s| {
+            ["all", "everything", "commandstats"]
+                .iter()
+                .any(|n| s.eq_ignore_ascii_case(n.as_bytes()))
+        }) {
+            text.write_str("# Commandstats\r\n")?;
+            for (row, command) in crate::command::all_rows().enumerate() {
+                let [calls, rejected, failed] = stats.commandstats.of(row);
+                if calls + rejected > 0 {
+                    write!(
+                        text,
+                        "cmdstat_{}:calls={calls},rejected_calls={rejected},failed_calls={failed}\r\n",
+                        command.name
+                    )?;
+                }
+            }
+            text.write_str("\r\n")?;
         }
         // By code: with `extended-commands` (the host), to keep the boards' flash in budget.
         #[cfg(feature = "extended-commands")]
         if wants("errorstats") {
-            text.push_str("# Errorstats\r\n")
-                .map_err(|_| core::fmt::Error)?;
+            text.write_str("# Errorstats\r\n")?;
             for (code, count) in stats.errorstats.iter() {
-                text.push_str("errorstat_").map_err(|_| core::fmt::Error)?;
+                text.write_str("errorstat_")?;
                 for &b in code {
-                    text.push(char::from(b)).map_err(|_| core::fmt::Error)?;
+                    text.write_char(char::from(b))?;
                 }
                 write!(text, ":count={count}\r\n")?;
             }
-            text.push_str("\r\n").map_err(|_| core::fmt::Error)?;
+            text.write_str("\r\n")?;
         }
         if wants("keyspace") {
-            text.push_str("# Keyspace\r\n")
-                .map_err(|_| core::fmt::Error)?;
+            text.write_str("# Keyspace\r\n")?;
             if !store.is_empty() {
                 write!(
                     text,

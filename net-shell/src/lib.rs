@@ -37,5 +37,7 @@ pub use server::{
 #[cfg(feature = "sntp")]
 pub use server::{ClockSync, SntpMemory};
 pub use smoltcp;
+#[cfg(feature = "extended-commands")]
+pub use stats::CommandStats;
 pub use stats::{ErrorStats, Stats};
 pub use timer_core;

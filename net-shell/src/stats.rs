@@ -64,6 +64,53 @@ impl ErrorStats {
     }
 }
 
+/// Calls of each command (`INFO commandstats`), by its place in the command table.
+#[cfg(feature = "extended-commands")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CommandStats {
+    /// `[calls, rejected_calls, failed_calls]` of each row.
+    counts: [[u64; 3]; CommandStats::ROWS],
+}
+
+#[cfg(feature = "extended-commands")]
+impl Default for CommandStats {
+    fn default() -> Self {
+        Self {
+            counts: [[0; 3]; Self::ROWS],
+        }
+    }
+}
+
+#[cfg(feature = "extended-commands")]
+impl CommandStats {
+    /// Most command table rows (commands and subcommands) counted apart; a unit test checks
+    /// the table has no more.
+    pub const ROWS: usize = 128;
+
+    /// A command ran (`failed`: it answered an error), as Redis counts `calls` and
+    /// `failed_calls`.
+    pub(crate) fn called(&mut self, row: usize, failed: bool) {
+        if let Some(c) = self.counts.get_mut(row) {
+            c[0] += 1;
+            c[2] += u64::from(failed);
+        }
+    }
+
+    /// A command was refused before it ran (wrong arity, not authenticated, pub/sub mode):
+    /// Redis' `rejected_calls`.
+    pub(crate) fn rejected(&mut self, row: usize) {
+        if let Some(c) = self.counts.get_mut(row) {
+            c[1] += 1;
+        }
+    }
+
+    /// `[calls, rejected_calls, failed_calls]` of table row `row`.
+    pub(crate) fn of(&self, row: usize) -> [u64; 3] {
+        self.counts.get(row).copied().unwrap_or_default()
+    }
+}
+
 /// Server-wide counters. All monotonic except `connected_clients`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -104,6 +151,9 @@ pub struct Stats {
     /// the host binary has and the boards leave out for flash.
     #[cfg(feature = "extended-commands")]
     pub errorstats: ErrorStats,
+    /// Calls by command (`INFO commandstats`): with the `extended-commands` feature.
+    #[cfg(feature = "extended-commands")]
+    pub commandstats: CommandStats,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
 }

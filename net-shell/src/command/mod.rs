@@ -47,6 +47,8 @@ mod table;
 pub use clients::ClientsRequest;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
 pub(crate) use clients::{kill_reply, KillFilter, Request as ClientsQuery};
+#[cfg(feature = "extended-commands")]
+pub(crate) use table::all_rows;
 #[cfg(feature = "alloc")]
 mod transaction;
 #[cfg(feature = "alloc")]
@@ -159,20 +161,28 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
     };
     // A command refused here dooms an open transaction (Redis' `rejectCommand`).
     #[cfg(feature = "alloc")]
-    let refuse = |ctx: &mut Context<'_, '_>| ctx.transaction.doom();
+    let doom = |ctx: &mut Context<'_, '_>| ctx.transaction.doom();
     #[cfg(not(feature = "alloc"))]
-    let refuse = |_: &mut Context<'_, '_>| {};
-    let command = match table::lookup(argv) {
-        Ok(command) => command,
+    let doom = |_: &mut Context<'_, '_>| {};
+    let (command, row) = match table::lookup_row(argv) {
+        Ok(found) => found,
         Err(table::Unknown::Command) => {
-            refuse(ctx);
+            doom(ctx);
             return unknown_command(out, name, &argv[1..]);
         }
         Err(table::Unknown::Subcommand) => {
-            refuse(ctx);
+            doom(ctx);
             return unknown_subcommand(out, argv[1], name);
         }
     };
+    // A known command refused counts in its `rejected_calls` too.
+    let refuse = |ctx: &mut Context<'_, '_>| {
+        doom(ctx);
+        #[cfg(feature = "extended-commands")]
+        ctx.stats.commandstats.rejected(row);
+    };
+    #[cfg(not(feature = "extended-commands"))]
+    let _ = row;
     if !command.arity_allows(argv.len()) {
         refuse(ctx);
         return wrong_arity(out, command.name);
@@ -200,7 +210,15 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         return Ok(After::Continue);
     }
     ctx.stats.total_commands_processed += 1;
-    (command.handler)(ctx, argv, out)
+    #[cfg(feature = "extended-commands")]
+    let mark = out.len();
+    let reply = (command.handler)(ctx, argv, out);
+    #[cfg(feature = "extended-commands")]
+    {
+        let failed = out.written().get(mark) == Some(&b'-');
+        ctx.stats.commandstats.called(row, failed);
+    }
+    reply
 }
 
 /// Writes the next part of a reply that [`execute`] (or an earlier `resume`) left unfinished

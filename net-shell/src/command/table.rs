@@ -630,20 +630,42 @@ pub(crate) enum Unknown {
 
 /// The row for `argv`: the command, or its subcommand when it has subcommands and `argv` names
 /// one (a container alone, as `CONFIG`, is its own row, whose arity then refuses it).
+#[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
 pub(crate) fn lookup(argv: &[&[u8]]) -> Result<&'static Command, Unknown> {
+    lookup_row(argv).map(|(command, _)| command)
+}
+
+/// [`lookup`], with the row's place in the table (commands in order, each followed by its
+/// subcommands, as [`id_of`] numbers them): what `INFO commandstats` counts by.
+pub(crate) fn lookup_row(argv: &[&[u8]]) -> Result<(&'static Command, usize), Unknown> {
     let name = argv.first().copied().unwrap_or_default();
-    let command = find(ROWS, name).ok_or(Unknown::Command)?;
+    let mut row = 0;
+    let command = ROWS
+        .iter()
+        .find(|c| {
+            let found = c.short_name().as_bytes().eq_ignore_ascii_case(name);
+            if !found {
+                row += 1 + c.subcommands.len();
+            }
+            found
+        })
+        .ok_or(Unknown::Command)?;
     match argv.get(1) {
-        Some(sub) if !command.subcommands.is_empty() => {
-            find(command.subcommands, sub).ok_or(Unknown::Subcommand)
-        }
-        _ => Ok(command),
+        Some(sub) if !command.subcommands.is_empty() => command
+            .subcommands
+            .iter()
+            .position(|s| s.short_name().as_bytes().eq_ignore_ascii_case(sub))
+            .map(|at| (&command.subcommands[at], row + 1 + at))
+            .ok_or(Unknown::Subcommand),
+        _ => Ok((command, row)),
     }
 }
 
-fn find<'t>(rows: &'t [Command], name: &[u8]) -> Option<&'t Command> {
-    rows.iter()
-        .find(|row| row.short_name().as_bytes().eq_ignore_ascii_case(name))
+/// Every row (commands and subcommands) in table order, as [`lookup_row`] numbers them.
+#[cfg(feature = "extended-commands")]
+pub(crate) fn all_rows() -> impl Iterator<Item = &'static Command> {
+    ROWS.iter()
+        .flat_map(|command| core::iter::once(command).chain(command.subcommands))
 }
 
 /// The most command names one `COMMAND INFO` or `COMMAND DOCS` takes: all a request can
@@ -975,6 +997,22 @@ fn write_names(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), Write
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lookup_row_numbers_rows_as_the_table_lists_them() {
+        let mut count = 0;
+        for command in ROWS {
+            for row in core::iter::once(command).chain(command.subcommands) {
+                let words: Vec<&[u8]> = row.name.split('|').map(str::as_bytes).collect();
+                let (found, at) = lookup_row(&words).ok().expect(row.name);
+                assert_eq!((found.name, at), (row.name, count));
+                assert_eq!(usize::from(id_of(row.name.as_bytes())), count);
+                count += 1;
+            }
+        }
+        #[cfg(feature = "extended-commands")]
+        assert!(count <= crate::CommandStats::ROWS, "{count} rows");
+    }
 
     #[test]
     fn names_are_unique_lowercase_and_subcommands_prefixed() {
