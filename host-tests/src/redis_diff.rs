@@ -673,6 +673,11 @@ impl RedisServer {
     /// # Errors
     ///
     /// When the connection fails.
+    /// The port it listens on, on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn connect(&self) -> Result<RedisConnection, String> {
         let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port))
             .map_err(|e| format!("connect to redis-server: {e}"))?;

@@ -788,7 +788,10 @@ fn info_commandstats_counts_calls_rejections_and_failures() {
          cmdstat_ping:calls=1,rejected_calls=0,failed_calls=0\r\n\r\n"
     );
     assert!(!sim.request(c, &["INFO"]).text().contains("Commandstats"));
-    assert!(sim.request(c, &["INFO", "all"]).text().contains("cmdstat_info:calls=2,"));
+    assert!(sim
+        .request(c, &["INFO", "all"])
+        .text()
+        .contains("cmdstat_info:calls=2,"));
     let memory = sim.request(c, &["INFO", "memory"]).text();
     assert_eq!(info_field(&memory, "keys_used"), 1);
     assert!(memory.contains("\r\nmem_allocator:libc\r\n"), "{memory}");

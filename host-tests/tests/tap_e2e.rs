@@ -647,3 +647,40 @@ fn tap_mset_over_the_query_buffer_limit_closes_that_client_only() {
     );
     assert_eq!(shell.info_field("protocol_error_closes"), 1);
 }
+
+/// redis-py 8 in its default configuration (RESP3, pipelines as transactions), and its
+/// pub/sub and keyspace-event client, print the same lines against net-shell as against
+/// redis-server (`host-tests/scripts/redis_py_check.py`).
+#[test]
+fn tap_redis_py_with_its_defaults_sees_what_it_sees_from_redis() {
+    let have_redis_py = std::process::Command::new("python3")
+        .args(["-c", "import redis"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_redis_py {
+        e2e::skip("redis-py is not installed (python3 -m pip install redis==8.1.0)");
+        return;
+    }
+    if !e2e::have("redis-server") {
+        e2e::skip("redis-server is not installed");
+        return;
+    }
+    let Some(shell) = Shell::start("redispy", &[]) else {
+        return;
+    };
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redis_py_check.py");
+    let ours = e2e::stdout_of(
+        shell
+            .namespace
+            .command("python3")
+            .args([script, SHELL_IP, "6379"]),
+    );
+    let redis = host_tests::redis_diff::RedisServer::start().expect("redis-server");
+    let theirs = e2e::stdout_of(
+        std::process::Command::new("python3")
+            .args([script, "127.0.0.1"])
+            .arg(redis.port().to_string()),
+    );
+    assert!(theirs.contains("protocol 3"), "{theirs}");
+    assert_eq!(ours, theirs);
+}

@@ -1003,7 +1003,8 @@ mod tests {
         let mut count = 0;
         for command in ROWS {
             for row in core::iter::once(command).chain(command.subcommands) {
-                let words: Vec<&[u8]> = row.name.split('|').map(str::as_bytes).collect();
+                let words: alloc::vec::Vec<&[u8]> =
+                    row.name.split('|').map(str::as_bytes).collect();
                 let (found, at) = lookup_row(&words).ok().expect(row.name);
                 assert_eq!((found.name, at), (row.name, count));
                 assert_eq!(usize::from(id_of(row.name.as_bytes())), count);
