@@ -899,6 +899,8 @@ fn server() -> Vec<Script> {
                 "INFO commandstats",
                 "INFO memory errorstats commandstats",
                 "INFO everything",
+                "INFO replication",
+                "INFO persistence cluster modules",
             ],
         ),
     ]

@@ -1,4 +1,5 @@
-//! The `INFO` reply: server, clients, memory, stats, commandstats, errorstats and keyspace sections.
+//! The `INFO` reply: server, clients, memory, persistence, stats, replication, modules,
+//! commandstats, errorstats, cluster and keyspace sections.
 
 use core::fmt::Write as _;
 
@@ -76,6 +77,12 @@ pub(crate) fn write_info(
                 MEM_ALLOCATOR
             )?;
         }
+        // Facts of this server in Redis' words, for clients that look (no disk, no replicas,
+        // no modules, no cluster): with `extended-commands` (the host), for flash.
+        #[cfg(feature = "extended-commands")]
+        if wants("persistence") {
+            text.write_str("# Persistence\r\nloading:0\r\nasync_loading:0\r\nrdb_bgsave_in_progress:0\r\nrdb_saves:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n\r\n")?;
+        }
         if wants("stats") {
             write!(
                 text,
@@ -109,6 +116,15 @@ pub(crate) fn write_info(
                 stats.total_error_replies
             )?;
             text.write_str("\r\n")?;
+        }
+        #[cfg(feature = "extended-commands")]
+        {
+            if wants("replication") {
+                text.write_str("# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\nrepl_backlog_active:0\r\n\r\n")?;
+            }
+            if wants("modules") {
+                text.write_str("# Modules\r\n\r\n")?;
+            }
         }
         // Not in the default set, as in Redis: only by name, `all` or `everything`. Redis also
         // times each command (`usec`, `usec_per_call`); this server reads no clock of its
@@ -144,6 +160,10 @@ pub(crate) fn write_info(
                 write!(text, ":count={count}\r\n")?;
             }
             text.write_str("\r\n")?;
+        }
+        #[cfg(feature = "extended-commands")]
+        if wants("cluster") {
+            text.write_str("# Cluster\r\ncluster_enabled:0\r\n\r\n")?;
         }
         if wants("keyspace") {
             text.write_str("# Keyspace\r\n")?;
