@@ -12,50 +12,31 @@ at most LIMIT_S seconds of listening. Leaves `notify-keyspace-events` empty agai
 
 usage: event_lateness.py HOST PORT [N]
 """
+import os
 import socket
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from expiry_lateness import Conn as LineConn, command  # noqa: E402
+
 LIMIT_S = 15.0
 
 
-def command(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
-class Conn:
-    def __init__(self, host, port):
-        self.sock = socket.create_connection((host, port), timeout=10)
-        self.buf = b""
-
-    def fill(self):
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise ConnectionError("server closed the connection")
-        self.buf += chunk
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            self.fill()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
+class Conn(LineConn):
+    """expiry_lateness's connection, which also reads bulk strings (pub/sub messages)."""
 
     def bulk(self):
         header = self.line()
         assert header[:1] == b"$", header
         n = int(header[1:])
         while len(self.buf) < n + 2:
-            self.fill()
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("server closed the connection")
+            self.buf += chunk
         data, self.buf = self.buf[:n], self.buf[n + 2:]
         return data
-
-    def call(self, *args):
-        self.sock.sendall(command(*args))
-        return self.line()
 
 
 def main():
