@@ -1,4 +1,5 @@
-//! `embassy-wheel-queue` against embassy's two timer queues from `embassy-time-queue-utils`: the
+//! `embassy-wheel-queue`'s two queues (`WheelQueue` on timer-core's wheel, `HeapQueue` on its
+//! heap) against embassy's two timer queues from `embassy-time-queue-utils`: the
 //! generic queue (`ConstGenericQueue`) and the integrated queue (`queue_integrated::Queue`), on
 //! the work an executor gives its timer queue.
 //!
@@ -40,7 +41,7 @@ use std::time::Duration;
 use embassy_executor::raw::{Executor, TaskStorage};
 use embassy_time_queue_utils::queue_generic::ConstGenericQueue;
 use embassy_time_queue_utils::queue_integrated::Queue as IntegratedQueue;
-use embassy_wheel_queue::WheelQueue;
+use embassy_wheel_queue::{HeapQueue, WheelQueue};
 use host_tests::cpu_time::thread_cpu_time;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -59,6 +60,15 @@ impl<const N: usize> Queue for WheelQueue<N> {
     }
     fn next_expiration(&mut self, now: u64) -> u64 {
         WheelQueue::next_expiration(self, now)
+    }
+}
+
+impl<const N: usize> Queue for HeapQueue<N> {
+    fn schedule_wake(&mut self, at: u64, waker: &Waker) -> bool {
+        HeapQueue::schedule_wake(self, at, waker)
+    }
+    fn next_expiration(&mut self, now: u64) -> u64 {
+        HeapQueue::next_expiration(self, now)
     }
 }
 
@@ -306,28 +316,23 @@ fn measure<Q: Queue>(new: impl Fn() -> Q, tasks: &Tasks, n: usize, runs: u64) ->
 /// One table row per workload at `n` tasks: each queue's ns/op and its ratio to the faster of
 /// embassy's two queues.
 fn row<const N: usize>(n: usize, tasks: &Tasks, runs: u64, table: &mut Vec<String>) {
-    let ours = measure(WheelQueue::<N>::new, tasks, n, runs);
+    let wheel = measure(WheelQueue::<N>::new, tasks, n, runs);
+    let heap = measure(HeapQueue::<N>::new, tasks, n, runs);
     let generic = measure(ConstGenericQueue::<N>::new, tasks, n, runs);
     let integrated = measure(IntegratedQueue::new, tasks, n, runs);
     for (w, name) in ["sleepers", "timeouts"].iter().enumerate() {
-        let (ours, generic, integrated) = (&ours[w], &generic[w], &integrated[w]);
+        let queues = [&wheel[w], &heap[w], &generic[w], &integrated[w]];
         assert!(
-            ours.ops == generic.ops && ours.ops == integrated.ops,
-            "{name}, n = {n}: the queues did different work ({} / {} / {} operations)",
-            ours.ops,
-            generic.ops,
-            integrated.ops
+            queues.iter().all(|q| q.ops == wheel[w].ops),
+            "{name}, n = {n}: the queues did different work ({:?} operations)",
+            queues.map(|q| q.ops)
         );
-        let best = generic.ns_per_op.min(integrated.ns_per_op);
-        table.push(format!(
-            "| {name} | {n} | {:.1} ({:.2}) | {:.1} ({:.2}) | {:.1} ({:.2}) |",
-            ours.ns_per_op,
-            ours.ns_per_op / best,
-            generic.ns_per_op,
-            generic.ns_per_op / best,
-            integrated.ns_per_op,
-            integrated.ns_per_op / best,
-        ));
+        let best = generic[w].ns_per_op.min(integrated[w].ns_per_op);
+        let cells: Vec<String> = queues
+            .iter()
+            .map(|q| format!("{:.1} ({:.2})", q.ns_per_op, q.ns_per_op / best))
+            .collect();
+        table.push(format!("| {name} | {n} | {} |", cells.join(" | ")));
     }
 }
 
@@ -340,9 +345,9 @@ fn main() {
     }
     let tasks = Tasks::spawn(10_000);
     let mut table = vec![
-        "| workload | n | embassy-wheel-queue | embassy generic queue | embassy integrated queue |"
+        "| workload | n | WheelQueue | HeapQueue | embassy generic queue | embassy integrated queue |"
             .to_string(),
-        "|---|--:|--:|--:|--:|".to_string(),
+        "|---|--:|--:|--:|--:|--:|".to_string(),
     ];
     row::<8>(8, &tasks, 5, &mut table);
     row::<64>(64, &tasks, 5, &mut table);

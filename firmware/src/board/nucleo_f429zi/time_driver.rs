@@ -1,7 +1,7 @@
 //! The embassy-time driver of the NUCLEO-F429ZI, tickless, on TIM2 (a 32-bit general-purpose
-//! timer), with its timer queue on timer-core's wheel ([`WheelQueue`], O(1) per wake-up,
-//! [`QUEUE_CAPACITY`] wakers), in place of embassy-stm32's `time-driver-any` and embassy's
-//! generic queue.
+//! timer), with its timer queue on timer-core's 4-ary heap ([`HeapQueue`], O(log n) per
+//! wake-up, [`QUEUE_CAPACITY`] wakers, 592 bytes in all), in place of embassy-stm32's
+//! `time-driver-any` and embassy's generic queue.
 //!
 //! - **Counter**: TIM2 counts up at [`TICK_HZ`] (its kernel clock divided by the prescaler) and
 //!   wraps every 2^32 ticks (about 71 minutes at 1 MHz). [`WrappingCounter<32>`] extends it to
@@ -31,7 +31,7 @@ use embassy_stm32::pac::TIM2 as REGS;
 use embassy_stm32::peripherals::TIM2;
 use embassy_stm32::{rcc, Peri};
 use embassy_time_driver::{Driver, TICK_HZ};
-use embassy_wheel_queue::WheelQueue;
+use embassy_wheel_queue::HeapQueue;
 use timer_core::WrappingCounter;
 
 /// Wakers the timer queue holds (tasks sleeping at once: the firmware has two); when full, a
@@ -79,7 +79,7 @@ struct State {
     /// `u64::MAX` when none), stored inverted: the driver's static is then all zero bytes and
     /// goes to `.bss`, not `.data`.
     alarm_at_inverted: u64,
-    queue: WheelQueue<QUEUE_CAPACITY>,
+    queue: HeapQueue<QUEUE_CAPACITY>,
 }
 
 struct Tim2Driver {
@@ -145,7 +145,7 @@ embassy_time_driver::time_driver_impl!(static DRIVER: Tim2Driver = Tim2Driver {
     state: Mutex::new(RefCell::new(State {
         counter: None,
         alarm_at_inverted: 0,
-        queue: WheelQueue::new(),
+        queue: HeapQueue::new(),
     })),
 });
 
