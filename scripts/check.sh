@@ -70,3 +70,5 @@ step "fuzz targets: build, and replay the committed corpus once (fuzz/README.md)
 
 step "tests: unit, property, doc, tap and QEMU end to end"
 cargo test --workspace --features net-shell/std,timer-core/embassy-time
+# net-shell without `alloc`, as on the boards: the store's key timers are then timer-core's heap.
+cargo test -p net-shell --lib

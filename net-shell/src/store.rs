@@ -4,16 +4,30 @@
 //! Entries live in a fixed table with hash chains; key and value bytes share one byte pool of
 //! size-classed blocks in which no write moves more than [`MAX_BYTES_MOVED`] bytes of other
 //! keys (see [`Store::bytes_used`] for what that costs). Each volatile key has exactly one
-//! timer in a [`TimerWheelOn`] of the same capacity as the table, so timer capacity can never
-//! be what fails. A key is invisible from its deadline
-//! on (checked on every access) and is removed by the wheel within one tick of it.
+//! timer in a timer queue of the same capacity as the table ([`KeyTimers`]), so timer capacity
+//! can never be what fails. A key is invisible from its deadline on (checked on every access)
+//! and is removed by its timer within one tick of it.
 
 use core::fmt;
 
-use timer_core::{Tick, TimerId, TimerQueue, TimerWheelOn, WheelSlot};
+#[cfg(not(feature = "alloc"))]
+use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as KeyTimersOn};
+use timer_core::{Tick, TimerId, TimerQueue};
+#[cfg(feature = "alloc")]
+use timer_core::{TimerWheelOn as KeyTimersOn, WheelSlot as TimerSlot};
 
 use crate::memory::Memory;
 use crate::pool::{Owners, Pool};
+
+/// The store's key timers, one per volatile key, over the timer slots of its [`StoreMemory`].
+///
+/// With `alloc` (a host sized at run time, up to millions of keys), timer-core's wheel: O(1)
+/// per operation whatever the count, for 5 KiB of list heads that do not grow with it. Without
+/// (a board's static arrays, a few hundred keys at most), timer-core's 4-ary heap: O(log n)
+/// with a tiny n, and nothing beyond its slots (32 bytes each, 8 more than the wheel's), so a
+/// 128-key board saves some 4 KiB of RAM. Both keep the same contract ([`TimerQueue`]):
+/// deadline order, equal deadlines first in first out, budgeted expiry.
+pub type KeyTimers<'a> = KeyTimersOn<u32, Memory<'a, TimerSlot<u32>>>;
 
 /// The most bytes of other keys' blocks one write moves, whatever the size of the store: a
 /// write that needs a block where the free bytes are scattered may slide the blocks of a window
@@ -165,14 +179,14 @@ impl Owners for Entries<'_> {
 pub struct StoreMemory<'a> {
     entries: Memory<'a, KeySlot>,
     buckets: Memory<'a, u32>,
-    timers: Memory<'a, WheelSlot<u32>>,
+    timers: Memory<'a, TimerSlot<u32>>,
     bytes: Memory<'a, u8>,
     /// Made empty just now (allocated): the store need not clear it.
     fresh: bool,
 }
 
 impl StoreMemory<'_> {
-    /// The most keys a store holds (its timer wheel numbers them in a `u32`).
+    /// The most keys a store holds (its timer queue numbers them in a `u32`).
     pub const MAX_KEYS: usize = u32::MAX as usize - 2;
 
     /// The pool bytes (`BYTES`) that give a store at least `usable` bytes for keys and values,
@@ -217,7 +231,7 @@ impl StoreMemory<'_> {
         StoreMemory {
             entries: Memory::from(alloc::vec![KeySlot::new(); keys]),
             buckets: Memory::from(alloc::vec![NIL; keys]),
-            timers: Memory::from((0..keys).map(|_| WheelSlot::new()).collect::<Vec<_>>()),
+            timers: Memory::from((0..keys).map(|_| TimerSlot::new()).collect::<Vec<_>>()),
             bytes: Memory::from(alloc::vec![0u8; bytes]),
             fresh: true,
         }
@@ -241,7 +255,7 @@ impl StoreMemory<'_> {
 pub struct StoreArrays<const KEYS: usize, const BYTES: usize> {
     entries: [KeySlot; KEYS],
     buckets: [u32; KEYS],
-    timers: [WheelSlot<u32>; KEYS],
+    timers: [TimerSlot<u32>; KEYS],
     bytes: [u8; BYTES],
 }
 
@@ -251,7 +265,7 @@ impl<const KEYS: usize, const BYTES: usize> StoreArrays<KEYS, BYTES> {
         Self {
             entries: [KeySlot::new(); KEYS],
             buckets: [NIL; KEYS],
-            timers: [const { WheelSlot::new() }; KEYS],
+            timers: [const { TimerSlot::new() }; KEYS],
             bytes: [0; BYTES],
         }
     }
@@ -300,7 +314,7 @@ pub struct Store<'a> {
     unused_from: u32,
     len: usize,
     pool: Pool<'a>,
-    timers: TimerWheelOn<u32, Memory<'a, WheelSlot<u32>>>,
+    timers: KeyTimers<'a>,
     max_key_len: usize,
     max_value_len: usize,
     expired_keys: u64,
@@ -390,7 +404,7 @@ impl<'a> Store<'a> {
             unused_from: 0,
             len: 0,
             pool: Pool::new(bytes),
-            timers: TimerWheelOn::with_storage(timers),
+            timers: KeyTimers::with_storage(timers),
             max_key_len,
             max_value_len,
             expired_keys: 0,
@@ -912,7 +926,7 @@ impl<'a> Store<'a> {
                 Ok(()) => Some(id),
                 Err(_) => self.timers.insert(timer_for_deadline(at), index).ok(),
             },
-            // The wheel has one slot per key: this cannot be full.
+            // The timer queue has one slot per key: this cannot be full.
             (Ttl::At(at), None) => self.timers.insert(timer_for_deadline(at), index).ok(),
         };
         if let Some(entry) = self.entries.get_mut(position(index)) {
@@ -1051,6 +1065,44 @@ mod tests {
         assert_eq!((sweep.fired, sweep.more_due), (1, false));
         assert_eq!(s.len(), 1);
         assert_eq!(s.volatile_len(), 0);
+    }
+
+    /// Runs on the key timers of either build (`KeyTimers`): the heap without `alloc`
+    /// (`cargo test -p net-shell --lib`), the wheel with it.
+    #[test]
+    fn budgeted_expiry_goes_in_deadline_order_with_ties_first_in_first_out() {
+        let mut s = store::<16, 512>(16, 64);
+        // Keys set out of deadline order; c, a, e share a deadline and were set in that order.
+        let keys: [(&[u8], Tick); 6] = [
+            (b"d", 40),
+            (b"c", 30),
+            (b"a", 30),
+            (b"b", 20),
+            (b"e", 30),
+            (b"f", 50),
+        ];
+        for (key, at) in keys {
+            s.set(key, b"v", Ttl::At(at), 0).unwrap();
+        }
+        // Moving a key's deadline counts as setting it anew: it now follows e.
+        s.set(b"d", b"v", Ttl::At(30), 0).unwrap();
+        assert!(s.next_deadline().is_some_and(|next| next <= 21));
+        // The heap's next deadline is exact; the wheel's may be the start of a coarse slot.
+        #[cfg(not(feature = "alloc"))]
+        assert_eq!(s.next_deadline(), Some(21));
+        let mut gone = std::vec::Vec::new();
+        let sweep = s.expire_each(30, 10, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (1, false));
+        let sweep = s.expire_each(31, 2, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (2, true));
+        let sweep = s.expire_each(31, 2, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (2, false));
+        assert_eq!(gone, b"bcaed");
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.deadline(b"f", 31), Some(Some(50)));
+        assert_eq!(s.expire(50, 10).fired, 0);
+        assert_eq!(s.expire(51, 10).fired, 1);
+        assert!(s.is_empty() && s.next_deadline().is_none());
     }
 
     #[test]
