@@ -14,7 +14,8 @@
 //!   (default 1000,100000,1000000);
 //! - `TIMER_BENCH_WORKLOADS=w1,w3`: workloads (default all four);
 //! - `TIMER_BENCH_QUEUES=wheel,btreemap`: queues, any of wheel, heap4, heap2, binaryheap,
-//!   btreemap, delayqueue, hhwt, hhwtquad (default all; the ratio needs at least one peer);
+//!   btreemap, delayqueue, hhwt, hhwtquad (default all of these; the ratio needs at least one
+//!   peer), and `blocks`, an experiment that runs only when named (`timer_peers/block_wheel.rs`);
 //! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 5 for n <= 100,000, 3 above);
 //! - `TIMER_BENCH_MEMORY=0`: skip the memory table.
 //!
@@ -48,6 +49,9 @@ use rand::{Rng, SeedableRng};
 use timer_core::{HeapSlot, TimerHeapOn, TimerId, TimerQueue, TimerWheelOn, WheelSlot};
 use tokio::runtime::Runtime;
 use tokio_util::time::{delay_queue, DelayQueue};
+
+#[path = "timer_peers/block_wheel.rs"]
+mod block_wheel;
 
 // ---------------------------------------------------------------------------------------------
 // Heap accounting for the memory table.
@@ -931,6 +935,31 @@ impl Contender for HhwtQuad {
     }
 }
 
+impl Contender for block_wheel::BlockWheel {
+    type Handle = block_wheel::BlockId;
+
+    #[inline]
+    fn insert(&mut self, deadline: u64, value: u32) -> block_wheel::BlockId {
+        block_wheel::BlockWheel::insert(self, deadline, value)
+    }
+
+    #[inline]
+    fn cancel(&mut self, id: block_wheel::BlockId) {
+        block_wheel::BlockWheel::cancel(self, id);
+    }
+
+    #[inline]
+    fn reschedule(&mut self, id: block_wheel::BlockId, deadline: u64) -> block_wheel::BlockId {
+        block_wheel::BlockWheel::reschedule(self, id, deadline);
+        id
+    }
+
+    #[inline]
+    fn expire(&mut self, now: u64, fired: &mut impl FnMut(u32)) {
+        block_wheel::BlockWheel::expire(self, now, fired);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Workloads.
 
@@ -1274,10 +1303,12 @@ enum Kind {
     DelayQueue,
     HhwtCancellable,
     HhwtQuad,
+    /// `block_wheel.rs`: an experiment, neither ours nor a peer.
+    Blocks,
 }
 
 impl Kind {
-    const ALL: [Kind; 8] = [
+    const ALL: [Kind; 9] = [
         Kind::Wheel,
         Kind::Heap4,
         Kind::Heap2,
@@ -1286,6 +1317,7 @@ impl Kind {
         Kind::DelayQueue,
         Kind::HhwtCancellable,
         Kind::HhwtQuad,
+        Kind::Blocks,
     ];
 
     const PEERS: [Kind; 5] = [
@@ -1306,6 +1338,7 @@ impl Kind {
             Kind::DelayQueue => "delayqueue",
             Kind::HhwtCancellable => "hhwt",
             Kind::HhwtQuad => "hhwtquad",
+            Kind::Blocks => "blocks",
         }
     }
 
@@ -1319,6 +1352,7 @@ impl Kind {
             Kind::DelayQueue => "DelayQueue",
             Kind::HhwtCancellable => "hhwt cancellable",
             Kind::HhwtQuad => "hhwt quad + gen. slab",
+            Kind::Blocks => "block wheel (experiment)",
         }
     }
 
@@ -1343,6 +1377,7 @@ fn run_sized<const N: usize>(kind: Kind, input: &Input) -> Outcome {
         }
         Kind::HhwtCancellable => input.run(&mut HhwtCancellable::new()),
         Kind::HhwtQuad => input.run(&mut HhwtQuad::prefaulted(N)),
+        Kind::Blocks => input.run(&mut block_wheel::BlockWheel::new(N)),
     }
 }
 
@@ -1404,6 +1439,7 @@ fn footprint_sized<const N: usize>(kind: Kind, deadlines: &[u64], picks: &[u32])
         }
         Kind::HhwtCancellable => footprint(HhwtCancellable::new, N, deadlines, picks),
         Kind::HhwtQuad => footprint(HhwtQuad::new, N, deadlines, picks),
+        Kind::Blocks => footprint(|| block_wheel::BlockWheel::new(N), N, deadlines, picks),
     }
 }
 
@@ -1501,7 +1537,11 @@ impl Config {
                         .unwrap_or_else(|| panic!("TIMER_BENCH_QUEUES: `{s}` is not a queue"))
                 })
                 .collect(),
-            None => Kind::ALL.to_vec(),
+            // The experiment runs only when asked for by name.
+            None => Kind::ALL
+                .into_iter()
+                .filter(|&k| k != Kind::Blocks)
+                .collect(),
         };
         let reps = env("TIMER_BENCH_REPS")
             .map(|r| r.trim().parse().expect("TIMER_BENCH_REPS: a number"))
