@@ -11,6 +11,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=NET_SHELL_IDLE_TIMEOUT_MS");
     println!("cargo:rerun-if-env-changed=NET_SHELL_REQUIREPASS");
     println!("cargo:rerun-if-env-changed=NET_SHELL_TRUSTED_NETWORK");
+    println!("cargo:rerun-if-env-changed=NET_SHELL_NTP_SERVER");
     let selected: Vec<&str> = BOARDS
         .iter()
         .copied()

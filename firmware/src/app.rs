@@ -9,6 +9,7 @@
 //! App::poll(&mut self, now_ms: u64, device: &mut D) -> Option<u64>    (next deadline, ms)
 //! App::listen_endpoint(&self) -> Option<IpEndpoint>           (Some once the listener listens)
 //! App::take_activity(&mut self) -> bool                       (drives the status LED)
+//! App::take_synced_unix_time(&mut self, now_ms: u64) -> Option<u64>  (`sntp`: after a sync)
 //! ```
 //!
 //! where `D: smoltcp::phy::Device`. The boards describe the network with [`Config`], and their
@@ -35,12 +36,16 @@ use net_shell::smoltcp;
 use net_shell::store::{Store, StoreArrays, StoreMemory};
 use net_shell::timer_core::TimeoutSlot;
 pub use net_shell::IpSetup;
+#[cfg(feature = "sntp")]
+use net_shell::SntpMemory;
 use net_shell::{
     BufferSizes, ClientSlot, Security, Server, ServerConfig, ServerMemory, Timeouts,
     MAX_PASSWORD_LEN,
 };
 use smoltcp::iface::SocketStorage;
 use smoltcp::phy::Device;
+#[cfg(feature = "sntp")]
+use smoltcp::wire::Ipv4Address;
 use smoltcp::wire::{IpEndpoint, Ipv4Cidr};
 
 /// What differs between boards: how many clients and how many key and value bytes their RAM
@@ -92,6 +97,10 @@ pub const IDLE_TIMEOUT_MS: u64 = match option_env!("NET_SHELL_IDLE_TIMEOUT_MS") 
 /// read it. `CONFIG SET requirepass` changes it until the next reboot.
 pub const REQUIREPASS: Option<&str> = option_env!("NET_SHELL_REQUIREPASS");
 const TRUSTED_NETWORK: Option<&str> = option_env!("NET_SHELL_TRUSTED_NETWORK");
+/// The NTP server to set the wall clock from (the `sntp` feature): `NET_SHELL_NTP_SERVER` at
+/// build time (an IPv4 address), or else the DHCP lease's NTP server, if it names one.
+#[cfg(feature = "sntp")]
+const NTP_SERVER: Option<&str> = option_env!("NET_SHELL_NTP_SERVER");
 
 /// Close a client whose command has been arriving for this long.
 const READ_TIMEOUT_MS: u64 = 10_000;
@@ -99,6 +108,8 @@ const READ_TIMEOUT_MS: u64 = 10_000;
 const WRITE_TIMEOUT_MS: u64 = 10_000;
 
 const BUFFER_BYTES: usize = BUFFERS.bytes_needed(CONNS);
+/// smoltcp's socket slots: the client sockets, DHCP's and, with `sntp`, SNTP's.
+const SOCKETS: usize = CONNS + 1 + cfg!(feature = "sntp") as usize;
 
 // What `Server::new` would refuse at boot, refused at build time where it can be.
 const _: () = assert!(
@@ -156,18 +167,23 @@ pub struct Config {
 type Shell = Server<'static>;
 
 /// Everything the shell needs, in a static: the store's arrays, smoltcp's socket slots
-/// (`CONNS` TCP sockets and one DHCP socket), the connection table, the connection timers'
-/// slots, the per-connection buffers, and the server itself.
+/// (`CONNS` TCP sockets, one DHCP socket and, with `sntp`, one UDP socket), the connection
+/// table, the connection timers' slots, the per-connection buffers, the SNTP client's buffers
+/// (`sntp`), and the server itself.
 ///
 /// All zeros or uninitialised until [`App::new`], so the static lands in `.bss` (no flash
 /// image, no copy on the stack).
 pub struct Storage {
     store: StoreArrays<KEYS, STORE_BYTES>,
-    sockets: MaybeUninit<[SocketStorage<'static>; CONNS + 1]>,
+    sockets: MaybeUninit<[SocketStorage<'static>; SOCKETS]>,
     clients: MaybeUninit<[ClientSlot<'static>; CONNS]>,
     timers: [TimeoutSlot<u16>; CONNS],
     write_timers: [TimeoutSlot<u16>; CONNS],
     buffer: [u8; BUFFER_BYTES],
+    /// Written at boot: its packet metadata are not zero bytes, and a `const` initialiser
+    /// would move the whole static to `.data`.
+    #[cfg(feature = "sntp")]
+    sntp: MaybeUninit<SntpMemory>,
     server: MaybeUninit<Shell>,
 }
 
@@ -181,6 +197,8 @@ impl Storage {
             timers: [const { TimeoutSlot::new() }; CONNS],
             write_timers: [const { TimeoutSlot::new() }; CONNS],
             buffer: [0; BUFFER_BYTES],
+            #[cfg(feature = "sntp")]
+            sntp: MaybeUninit::uninit(),
             server: MaybeUninit::uninit(),
         }
     }
@@ -236,13 +254,17 @@ impl App {
             timers,
             write_timers,
             buffer,
+            #[cfg(feature = "sntp")]
+            sntp,
             server,
         } = storage;
         let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
         let store = Store::with_seed(StoreMemory::from(store), MAX_KEY_LEN, MAX_VALUE_LEN, seed);
-        let sockets = sockets.write([SocketStorage::EMPTY; CONNS + 1]);
+        let sockets = sockets.write([SocketStorage::EMPTY; SOCKETS]);
         let clients = clients.write(core::array::from_fn(|_| ClientSlot::default()));
         let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);
+        #[cfg(feature = "sntp")]
+        let memory = memory.with_sntp(sntp.write(SntpMemory::new()));
 
         let mut server_config = ServerConfig::new(config.mac, config.ip);
         server_config.port = config.port;
@@ -265,6 +287,14 @@ impl App {
         server_config.buffers = BUFFERS;
         server_config.expire_budget = EXPIRE_BUDGET;
         server_config.random_seed = config.random_seed;
+        #[cfg(feature = "sntp")]
+        {
+            server_config.ntp_server = match NTP_SERVER.map(str::parse::<Ipv4Address>) {
+                Some(Ok(server)) => Some(server),
+                Some(Err(_)) => defmt::panic!("NET_SHELL_NTP_SERVER is not an IPv4 address"),
+                None => None,
+            };
+        }
 
         let shell = match Server::new(server_config, store, memory, device, now_ms) {
             Ok(shell) => server.write(shell),
@@ -301,6 +331,15 @@ impl App {
     /// `unix_ms` is the Unix time in milliseconds at `now_ms`.
     pub fn set_unix_time(&mut self, now_ms: u64, unix_ms: u64) {
         self.server.set_unix_time(now_ms, unix_ms);
+    }
+
+    /// The Unix time in milliseconds at `now_ms` once after each SNTP sync (`None` otherwise),
+    /// for the board to keep in its real-time clock.
+    #[cfg(feature = "sntp")]
+    pub fn take_synced_unix_time(&mut self, now_ms: u64) -> Option<u64> {
+        let sync = self.server.take_clock_sync()?;
+        defmt::info!("wall clock set by SNTP: {}", sync);
+        self.server.unix_time_ms(now_ms)
     }
 
     /// Where clients can connect: `Some` once the interface has an address and the client

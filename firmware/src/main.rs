@@ -67,6 +67,10 @@ async fn shell(nic: &'static mut board::Nic, config: app::Config) -> ! {
         if app.take_activity() {
             status_led::flash();
         }
+        #[cfg(feature = "sntp")]
+        if let Some(unix_ms) = app.take_synced_unix_time(now_ms()) {
+            board::keep_unix_time(unix_ms);
+        }
         match next {
             // Either way the application is polled again: its deadline, or traffic first.
             Some(at) => {

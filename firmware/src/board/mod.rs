@@ -9,6 +9,8 @@
 //! - `CAPACITY`: the clients, store size and send buffer the board's RAM affords
 //!   (`app::Capacity`);
 //! - `unix_time_ms(now_ms) -> Option<u64>`: the wall clock at boot, where the board has one;
+//! - with the `sntp` feature (NUCLEO only), `keep_unix_time(unix_ms)`: keeps each SNTP sync's
+//!   time where the next boot's `unix_time_ms` finds it;
 //! - `report_ready(line)`: the "ready" line, where the board's host tooling sees it;
 //! - `halt_after_panic(info) -> !`: stop so the runner notices.
 
@@ -21,3 +23,9 @@ pub use nucleo_f429zi::*;
 mod qemu_mps2_an386;
 #[cfg(feature = "qemu-mps2-an386")]
 pub use qemu_mps2_an386::*;
+
+#[cfg(all(feature = "sntp", feature = "qemu-mps2-an386"))]
+compile_error!(
+    "the `sntp` feature is for the NUCLEO-F429ZI: the QEMU board takes the host's time by \
+     semihosting at boot"
+);

@@ -2,7 +2,8 @@
 //! MAC with the LAN8742A PHY over RMII, user LED LD2 (blue, PB7).
 //!
 //! Logs: defmt over RTT (`probe-rs run` prints them). Time: our tickless driver on TIM2
-//! (`time_driver.rs`).
+//! (`time_driver.rs`). Wall clock (the `sntp` feature): SNTP, kept in the RTC across resets
+//! (`wall_clock.rs`).
 
 use core::panic::PanicInfo;
 
@@ -25,6 +26,8 @@ use self::nic::DriverDevice;
 
 mod nic;
 mod time_driver;
+#[cfg(feature = "sntp")]
+mod wall_clock;
 
 use defmt_rtt as _;
 
@@ -90,9 +93,17 @@ pub fn init() -> Board {
         rcc.ahb_pre = AHBPrescaler::DIV1;
         rcc.apb1_pre = APBPrescaler::DIV4;
         rcc.apb2_pre = APBPrescaler::DIV2;
+        // The RTC runs from the 32.768 kHz crystal X2 (LSE); embassy keeps the backup domain,
+        // and the time in it, across resets while this stays the same.
+        #[cfg(feature = "sntp")]
+        {
+            rcc.ls = embassy_stm32::rcc::LsConfig::default_lse();
+        }
     }
     let p = embassy_stm32::init(config);
     time_driver::start(p.TIM2);
+    #[cfg(feature = "sntp")]
+    wall_clock::start(p.RTC);
 
     let mut rng = Rng::new(p.RNG, Irqs);
     let random_seed = rng.next_u64();
@@ -145,9 +156,20 @@ fn mac_address(uid: [u8; 12]) -> [u8; 6] {
     mac
 }
 
-/// No wall clock on this board yet (SNTP is issue 11): absolute expiry answers that it needs one.
+/// The wall clock at boot: with the `sntp` feature, the RTC's time if an earlier sync set it
+/// (SNTP then sets the shell's clock again); without, none, and absolute expiry answers that
+/// it needs one.
 pub fn unix_time_ms(_now_ms: fn() -> u64) -> Option<u64> {
+    #[cfg(feature = "sntp")]
+    return wall_clock::unix_time_ms();
+    #[cfg(not(feature = "sntp"))]
     None
+}
+
+/// Keeps the Unix time an SNTP sync gave (now, in milliseconds) in the RTC, for the next boot.
+#[cfg(feature = "sntp")]
+pub fn keep_unix_time(unix_ms: u64) {
+    wall_clock::set_unix_time_ms(unix_ms);
 }
 
 /// Logs the ready line (probe-rs prints it).
