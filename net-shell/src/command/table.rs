@@ -1003,7 +1003,7 @@ mod tests {
         let mut count = 0;
         for command in ROWS {
             for row in core::iter::once(command).chain(command.subcommands) {
-                let words: alloc::vec::Vec<&[u8]> =
+                let words: heapless::Vec<&[u8], 2> =
                     row.name.split('|').map(str::as_bytes).collect();
                 let (found, at) = lookup_row(&words).ok().expect(row.name);
                 assert_eq!((found.name, at), (row.name, count));
