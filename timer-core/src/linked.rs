@@ -9,11 +9,9 @@ use crate::{Expired, Storage};
 
 /// A timer threaded on one intrusive list. `home` is whatever the queue needs to find that list
 /// again: `()` for the wheel (it recomputes the list from the deadline), the list number for
-/// [`TimeoutLists`](crate::TimeoutLists).
+/// [`TimeoutLists`](crate::TimeoutLists). Its list links live beside it in the slot ([`Link`]).
 pub(crate) struct LinkedNode<T, H> {
     pub(crate) deadline: u64,
-    pub(crate) prev: u32,
-    pub(crate) next: u32,
     pub(crate) generation: NonZeroU32,
     pub(crate) home: H,
     pub(crate) value: T,
@@ -23,13 +21,36 @@ impl<T, H> LinkedNode<T, H> {
     pub(crate) fn new(deadline: u64, home: H, value: T, generation: NonZeroU32) -> Self {
         Self {
             deadline,
-            prev: NIL,
-            next: NIL,
             generation,
             home,
             value,
         }
     }
+}
+
+/// A slot's list links, kept outside the occupied/vacant enum so that relinking a neighbour is a
+/// plain store. Were they inside it, writing a neighbour's link would first load the neighbour to
+/// check that it is occupied, and that load (a cache miss at a million timers) would hold up the
+/// cancel or reschedule; a store waits in the store buffer instead. Meaningless while the slot
+/// is vacant: every way onto a list sets them.
+#[derive(Clone, Copy)]
+pub(crate) struct Link {
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}
+
+impl Link {
+    /// Unlinked: all zero bytes.
+    pub(crate) const EMPTY: Self = Self {
+        prev: NIL,
+        next: NIL,
+    };
+}
+
+/// A queue slot that carries [`Link`]s beside its arena [`Slot`].
+pub(crate) trait LinkedCell: Cell {
+    fn link(&self) -> &Link;
+    fn link_mut(&mut self) -> &mut Link;
 }
 
 impl<T, H> Node for LinkedNode<T, H> {
@@ -68,50 +89,40 @@ fn node<T, H, C: Cell<Node = LinkedNode<T, H>>>(
     }
 }
 
-#[inline]
-fn node_mut<T, H, C: Cell<Node = LinkedNode<T, H>>>(
-    cells: &mut [C],
-    index: u32,
-) -> Option<&mut LinkedNode<T, H>> {
-    match cells.get_mut(position(index)).map(C::slot_mut) {
-        Some(Slot::Occupied(node)) => Some(node),
-        _ => None,
-    }
-}
-
 /// The links of the nodes in a queue's slots. The queues hand the list operations their slots
 /// as one borrowed slice (`Arena::cells_mut`), so that a list operation derives the slice once,
 /// not once a link: over a `Vec`, each derivation reloads the buffer's address and length.
-impl<T, H, C: Cell<Node = LinkedNode<T, H>>> Links for [C] {
+/// Links are read and written without looking at whether the slot is occupied (see [`Link`]);
+/// only the key needs the node.
+impl<T, H, C: LinkedCell<Node = LinkedNode<T, H>>> Links for [C] {
     #[inline]
     fn prev(&self, index: u32) -> u32 {
-        node(self, index).map_or(NIL, |n| n.prev)
+        self.get(position(index)).map_or(NIL, |c| c.link().prev)
     }
 
     #[inline]
     fn next(&self, index: u32) -> u32 {
-        node(self, index).map_or(NIL, |n| n.next)
+        self.get(position(index)).map_or(NIL, |c| c.link().next)
     }
 
     #[inline]
     fn set_links(&mut self, index: u32, prev: u32, next: u32) {
-        if let Some(n) = node_mut(self, index) {
-            n.prev = prev;
-            n.next = next;
+        if let Some(c) = self.get_mut(position(index)) {
+            *c.link_mut() = Link { prev, next };
         }
     }
 
     #[inline]
     fn set_prev(&mut self, index: u32, prev: u32) {
-        if let Some(n) = node_mut(self, index) {
-            n.prev = prev;
+        if let Some(c) = self.get_mut(position(index)) {
+            c.link_mut().prev = prev;
         }
     }
 
     #[inline]
     fn set_next(&mut self, index: u32, next: u32) {
-        if let Some(n) = node_mut(self, index) {
-            n.next = next;
+        if let Some(c) = self.get_mut(position(index)) {
+            c.link_mut().next = next;
         }
     }
 
@@ -123,7 +134,7 @@ impl<T, H, C: Cell<Node = LinkedNode<T, H>>> Links for [C] {
 
 impl<T, H, C, S> Arena<C, S>
 where
-    C: Cell<Node = LinkedNode<T, H>>,
+    C: LinkedCell<Node = LinkedNode<T, H>>,
     S: Storage<C>,
 {
     /// The deadline of the timer at `index` (`u64::MAX` if there is none).

@@ -1,7 +1,7 @@
 //! FIFO timeout lists: one list per fixed timeout, all sharing one arena.
 
 use crate::arena::{Arena, Cell, Slot};
-use crate::linked::LinkedNode;
+use crate::linked::{Link, LinkedCell, LinkedNode};
 use crate::list::List;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
@@ -10,12 +10,18 @@ use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 /// An inline [`TimeoutLists<T, N, L>`] holds `N` of them; for lists sized at run time, make a
 /// slice of them (`TimeoutSlot::new()` is an empty one) and hand it to
 /// [`TimeoutListsOn::with_storage`].
-pub struct TimeoutSlot<T>(Slot<LinkedNode<T, u16>>);
+pub struct TimeoutSlot<T> {
+    link: Link,
+    slot: Slot<LinkedNode<T, u16>>,
+}
 
 impl<T> TimeoutSlot<T> {
     /// An empty slot (all zero bytes).
     pub const fn new() -> Self {
-        Self(Slot::EMPTY)
+        Self {
+            link: Link::EMPTY,
+            slot: Slot::EMPTY,
+        }
     }
 }
 
@@ -31,12 +37,24 @@ impl<T> Cell for TimeoutSlot<T> {
 
     #[inline]
     fn slot(&self) -> &Slot<Self::Node> {
-        &self.0
+        &self.slot
     }
 
     #[inline]
     fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
-        &mut self.0
+        &mut self.slot
+    }
+}
+
+impl<T> LinkedCell for TimeoutSlot<T> {
+    #[inline]
+    fn link(&self) -> &Link {
+        &self.link
+    }
+
+    #[inline]
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
     }
 }
 

@@ -1,7 +1,7 @@
 //! A hierarchical timing wheel over the whole `u64` tick range.
 
 use crate::arena::{Arena, Cell, Slot, NIL};
-use crate::linked::LinkedNode;
+use crate::linked::{Link, LinkedCell, LinkedNode};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
@@ -315,12 +315,18 @@ struct Home {
 /// An inline [`TimerWheel<T, N>`] holds `N` of them; for a wheel sized at run time, make a slice
 /// of them (`WheelSlot::new()` is an empty one) and hand it to
 /// [`TimerWheelOn::with_storage`].
-pub struct WheelSlot<T>(Slot<LinkedNode<T, ()>>);
+pub struct WheelSlot<T> {
+    link: Link,
+    slot: Slot<LinkedNode<T, ()>>,
+}
 
 impl<T> WheelSlot<T> {
     /// An empty slot (all zero bytes).
     pub const fn new() -> Self {
-        Self(Slot::EMPTY)
+        Self {
+            link: Link::EMPTY,
+            slot: Slot::EMPTY,
+        }
     }
 }
 
@@ -336,12 +342,24 @@ impl<T> Cell for WheelSlot<T> {
 
     #[inline]
     fn slot(&self) -> &Slot<Self::Node> {
-        &self.0
+        &self.slot
     }
 
     #[inline]
     fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
-        &mut self.0
+        &mut self.slot
+    }
+}
+
+impl<T> LinkedCell for WheelSlot<T> {
+    #[inline]
+    fn link(&self) -> &Link {
+        &self.link
+    }
+
+    #[inline]
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
     }
 }
 
