@@ -47,6 +47,57 @@ impl Link {
     };
 }
 
+/// `new`, `Default`, [`Cell`] and [`LinkedCell`] for a queue's public slot type, a struct
+/// `{ link: Link, slot: Slot<LinkedNode<T, $home>> }`: the wheel's and the timeout lists' slots
+/// differ only in `home`.
+macro_rules! linked_slot {
+    ($slot:ident, $home:ty) => {
+        impl<T> $slot<T> {
+            /// An empty slot (all zero bytes).
+            pub const fn new() -> Self {
+                Self {
+                    link: Link::EMPTY,
+                    slot: Slot::EMPTY,
+                }
+            }
+        }
+
+        impl<T> Default for $slot<T> {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl<T> Cell for $slot<T> {
+            type Node = LinkedNode<T, $home>;
+            const EMPTY: Self = Self::new();
+
+            #[inline]
+            fn slot(&self) -> &Slot<Self::Node> {
+                &self.slot
+            }
+
+            #[inline]
+            fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
+                &mut self.slot
+            }
+        }
+
+        impl<T> $crate::linked::LinkedCell for $slot<T> {
+            #[inline]
+            fn link(&self) -> &Link {
+                &self.link
+            }
+
+            #[inline]
+            fn link_mut(&mut self) -> &mut Link {
+                &mut self.link
+            }
+        }
+    };
+}
+pub(crate) use linked_slot;
+
 /// A queue slot that carries [`Link`]s beside its arena [`Slot`].
 pub(crate) trait LinkedCell: Cell {
     fn link(&self) -> &Link;

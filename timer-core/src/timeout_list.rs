@@ -1,7 +1,7 @@
 //! FIFO timeout lists: one list per fixed timeout, all sharing one arena.
 
 use crate::arena::{Arena, Cell, Slot};
-use crate::linked::{Link, LinkedCell, LinkedNode};
+use crate::linked::{linked_slot, Link, LinkedNode};
 use crate::list::List;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
@@ -15,48 +15,7 @@ pub struct TimeoutSlot<T> {
     slot: Slot<LinkedNode<T, u16>>,
 }
 
-impl<T> TimeoutSlot<T> {
-    /// An empty slot (all zero bytes).
-    pub const fn new() -> Self {
-        Self {
-            link: Link::EMPTY,
-            slot: Slot::EMPTY,
-        }
-    }
-}
-
-impl<T> Default for TimeoutSlot<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T> Cell for TimeoutSlot<T> {
-    type Node = LinkedNode<T, u16>;
-    const EMPTY: Self = Self::new();
-
-    #[inline]
-    fn slot(&self) -> &Slot<Self::Node> {
-        &self.slot
-    }
-
-    #[inline]
-    fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
-        &mut self.slot
-    }
-}
-
-impl<T> LinkedCell for TimeoutSlot<T> {
-    #[inline]
-    fn link(&self) -> &Link {
-        &self.link
-    }
-
-    #[inline]
-    fn link_mut(&mut self) -> &mut Link {
-        &mut self.link
-    }
-}
+linked_slot!(TimeoutSlot, u16);
 
 /// `L` FIFO timeout lists sharing `N` timers inline: [`TimeoutListsOn`] over
 /// `[TimeoutSlot<T>; N]`, with a `const fn new()` for `static`s.

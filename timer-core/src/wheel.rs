@@ -1,7 +1,7 @@
 //! A hierarchical timing wheel over the whole `u64` tick range.
 
 use crate::arena::{Arena, Cell, Slot, NIL};
-use crate::linked::{Link, LinkedCell, LinkedNode};
+use crate::linked::{linked_slot, Link, LinkedNode};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 
@@ -320,48 +320,7 @@ pub struct WheelSlot<T> {
     slot: Slot<LinkedNode<T, ()>>,
 }
 
-impl<T> WheelSlot<T> {
-    /// An empty slot (all zero bytes).
-    pub const fn new() -> Self {
-        Self {
-            link: Link::EMPTY,
-            slot: Slot::EMPTY,
-        }
-    }
-}
-
-impl<T> Default for WheelSlot<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T> Cell for WheelSlot<T> {
-    type Node = LinkedNode<T, ()>;
-    const EMPTY: Self = Self::new();
-
-    #[inline]
-    fn slot(&self) -> &Slot<Self::Node> {
-        &self.slot
-    }
-
-    #[inline]
-    fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
-        &mut self.slot
-    }
-}
-
-impl<T> LinkedCell for WheelSlot<T> {
-    #[inline]
-    fn link(&self) -> &Link {
-        &self.link
-    }
-
-    #[inline]
-    fn link_mut(&mut self) -> &mut Link {
-        &mut self.link
-    }
-}
+linked_slot!(WheelSlot, ());
 
 /// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`,
 /// with a `const fn new()` for `static`s.
