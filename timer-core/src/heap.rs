@@ -445,9 +445,18 @@ impl<T, S: Storage<HeapSlot<T>>, const D: usize> TimerQueue<T> for TimerHeapOn<T
             .get_mut(at)
             .and_then(|slot| slot.entry.take())
             .ok_or(StaleTimer)?;
+        // A timer's key only moves one way here, so only one neighbour can be out of order: a
+        // later deadline (a new sequence number is always larger) can only be above its
+        // children, an earlier one only below its parent. Deciding from the old key saves the
+        // load of the other side (a cache miss in a large heap).
+        let later = deadline >= entry.deadline;
         entry.deadline = deadline;
         entry.seq = seq;
-        self.repair(at, entry);
+        if later {
+            self.sift_down(at, entry);
+        } else {
+            self.sift_up(at, entry);
+        }
         Ok(())
     }
 
@@ -552,6 +561,33 @@ mod tests {
         let mut expected: Vec<u32> = (0..16).filter(|i| i % 3 != 0).collect();
         expected.reverse();
         assert_eq!(fired, expected);
+    }
+
+    #[test]
+    fn reschedule_later_sinks_and_earlier_rises_from_any_position() {
+        // Every timer of a full binary and quaternary heap moved once later and once earlier,
+        // from wherever it sits: the firing order must be the deadline order each time.
+        fn check<const D: usize>() {
+            let mut heap: TimerHeap<u32, 64, D> = TimerHeap::new();
+            let ids: Vec<_> = (0..64u32)
+                .map(|v| heap.insert(u64::from(v) * 10 + 10, v).unwrap())
+                .collect();
+            for (v, id) in (0u32..).zip(&ids) {
+                // Later for even values, earlier (before every other) for odd ones.
+                let deadline = if v % 2 == 0 {
+                    1_000 + u64::from(v)
+                } else {
+                    u64::from(v)
+                };
+                heap.reschedule(*id, deadline).unwrap();
+            }
+            let odd: Vec<u32> = (0..64).filter(|v| v % 2 == 1).collect();
+            let even: Vec<u32> = (0..64).filter(|v| v % 2 == 0).collect();
+            assert_eq!(fire_all(&mut heap, 999), odd);
+            assert_eq!(fire_all(&mut heap, 2_000), even);
+        }
+        check::<2>();
+        check::<4>();
     }
 
     #[test]
