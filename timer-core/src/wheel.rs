@@ -621,11 +621,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
 
     fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
         let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
-        let old = self.nodes.key(index);
+        // One look at the node: the lists below touch only links, and filing onto the due list
+        // reads the new deadline.
+        let node = self.nodes.get_mut(index).ok_or(StaleTimer)?;
+        let old = core::mem::replace(&mut node.deadline, deadline);
         self.unfile(index, old);
-        if let Some(node) = self.nodes.get_mut(index) {
-            node.deadline = deadline;
-        }
         self.file(index, deadline);
         Ok(())
     }
