@@ -56,8 +56,8 @@ macro_rules! linked_slot {
             /// An empty slot (all zero bytes).
             pub const fn new() -> Self {
                 Self {
-                    link: Link::EMPTY,
-                    slot: Slot::EMPTY,
+                    link: $crate::linked::Link::EMPTY,
+                    slot: $crate::arena::Slot::EMPTY,
                 }
             }
         }
@@ -68,29 +68,29 @@ macro_rules! linked_slot {
             }
         }
 
-        impl<T> Cell for $slot<T> {
-            type Node = LinkedNode<T, $home>;
+        impl<T> $crate::arena::Cell for $slot<T> {
+            type Node = $crate::linked::LinkedNode<T, $home>;
             const EMPTY: Self = Self::new();
 
             #[inline]
-            fn slot(&self) -> &Slot<Self::Node> {
+            fn slot(&self) -> &$crate::arena::Slot<Self::Node> {
                 &self.slot
             }
 
             #[inline]
-            fn slot_mut(&mut self) -> &mut Slot<Self::Node> {
+            fn slot_mut(&mut self) -> &mut $crate::arena::Slot<Self::Node> {
                 &mut self.slot
             }
         }
 
         impl<T> $crate::linked::LinkedCell for $slot<T> {
             #[inline]
-            fn link(&self) -> &Link {
+            fn link(&self) -> &$crate::linked::Link {
                 &self.link
             }
 
             #[inline]
-            fn link_mut(&mut self) -> &mut Link {
+            fn link_mut(&mut self) -> &mut $crate::linked::Link {
                 &mut self.link
             }
         }

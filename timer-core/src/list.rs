@@ -1,10 +1,10 @@
 //! Intrusive, index-linked, doubly linked lists.
 //!
 //! A list is one `u32` (its tail); each slot of the arena that holds the nodes carries
-//! `prev`/`next` indices (beside its timer, not inside it), and the head is `next(tail)`. Indices instead of pointers keep this safe Rust: the
-//! same idea as heapless' `sorted_linked_list`, with O(1) unlink from anywhere. Any number of
-//! lists can thread through one arena: the wheel keeps 64 to 256 per level, the timeout lists one per
-//! timeout.
+//! `prev`/`next` indices (beside its timer, not inside it), and the head is `next(tail)`.
+//! Indices instead of pointers keep this safe Rust: the same idea as heapless'
+//! `sorted_linked_list`, with O(1) unlink from anywhere. Any number of lists can thread through
+//! one arena: the wheel keeps 64 to 256 per level, the timeout lists one per timeout.
 
 use crate::arena::NIL;
 

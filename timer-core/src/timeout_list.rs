@@ -1,6 +1,6 @@
 //! FIFO timeout lists: one list per fixed timeout, all sharing one arena.
 
-use crate::arena::{Arena, Cell, Slot};
+use crate::arena::{Arena, Slot};
 use crate::linked::{linked_slot, Link, LinkedNode};
 use crate::list::List;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};

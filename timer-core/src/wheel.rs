@@ -1,6 +1,6 @@
 //! A hierarchical timing wheel over the whole `u64` tick range.
 
-use crate::arena::{Arena, Cell, Slot, NIL};
+use crate::arena::{Arena, Slot, NIL};
 use crate::linked::{linked_slot, Link, LinkedNode};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
@@ -620,11 +620,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
-        let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
         // One look at the node: the lists below touch only links, and filing onto the due list
         // reads the new deadline.
-        let node = self.nodes.get_mut(index).ok_or(StaleTimer)?;
+        let node = self.nodes.live_mut(id).ok_or(StaleTimer)?;
         let old = core::mem::replace(&mut node.deadline, deadline);
+        let index = id.slot();
         self.unfile(index, old);
         self.file(index, deadline);
         Ok(())
