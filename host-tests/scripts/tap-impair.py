@@ -2,9 +2,9 @@
 """Fault injection between net-shell's tap and the kernel, in user space: loss, delay with
 jitter, and reordering, in both directions, from a seeded random generator.
 
-This is what `tc qdisc ... netem` would do, for kernels built without netem (the project's VMs
-have CONFIG_NET_SCH_NETEM unset), and for both directions at once (netem on the tap shapes only
-the frames going to the shell).
+This is what `tc qdisc ... netem` would do, for kernels built without netem
+(CONFIG_NET_SCH_NETEM unset), and for both directions at once (netem on the tap shapes only the
+frames going to the shell).
 
 Run inside a namespace that holds two taps:
 

@@ -8,7 +8,7 @@
 //! through a power cut only with a battery on VBAT, which the NUCLEO does not have (VBAT is tied
 //! to VDD). An RTC never set reads 2000-01-01 and counts as no time.
 //!
-//! Only compiled here (no board attached to these machines): not run on silicon.
+//! Built in CI for the NUCLEO, but not yet run on hardware.
 
 use core::cell::RefCell;
 
