@@ -29,10 +29,11 @@ mod stats;
 pub mod store;
 
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
+pub use command::MAX_ARGS;
 pub use config::{Capacity, Settings, Timeouts};
 pub use memory::Memory;
 pub use server::{
-    BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError, MAX_ARGS,
+    BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError,
 };
 #[cfg(feature = "sntp")]
 pub use server::{ClockSync, SntpMemory};

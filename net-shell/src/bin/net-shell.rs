@@ -12,7 +12,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use net_shell::command::parse_memory;
 use net_shell::smoltcp::phy::{Medium, TunTapInterface};
-use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
+use net_shell::smoltcp::wire::{EthernetAddress, Ipv4Address, Ipv4Cidr};
 use net_shell::store::{Store, StoreMemory};
 use net_shell::{
     BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts, MAX_PASSWORD_LEN,
@@ -49,7 +49,7 @@ struct Args {
     port: u16,
     /// MAC address of the shell's side of the tap.
     #[arg(long, default_value = "02:00:00:77:00:02", value_parser = parse_mac)]
-    mac: [u8; 6],
+    mac: EthernetAddress,
     /// Close a client after this many ms without a complete command (0: never).
     #[arg(long, default_value_t = Timeouts::DEFAULT.idle_ms)]
     idle_timeout_ms: u64,
@@ -142,34 +142,18 @@ fn parse_password(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// `ADDRESS/PREFIX`, read by smoltcp's parser.
 fn parse_cidr(text: &str) -> Result<Ipv4Cidr, String> {
-    let (address, prefix) = text
-        .split_once('/')
-        .ok_or("expected ADDRESS/PREFIX, like 10.77.0.2/24")?;
-    let address: Ipv4Address = address
-        .parse()
-        .map_err(|e| format!("bad IPv4 address {address:?}: {e}"))?;
-    let prefix: u8 = prefix
-        .parse()
-        .ok()
-        .filter(|p| *p <= 32)
-        .ok_or(format!("bad prefix length {prefix:?} (0..=32)"))?;
-    Ok(Ipv4Cidr::new(address, prefix))
+    text.parse().map_err(|()| {
+        format!("expected ADDRESS/PREFIX (prefix 0..=32), like 10.77.0.2/24, not {text:?}")
+    })
 }
 
-fn parse_mac(text: &str) -> Result<[u8; 6], String> {
-    let mut mac = [0u8; 6];
-    let mut parts = text.split(':');
-    for byte in &mut mac {
-        let part = parts
-            .next()
-            .ok_or("a MAC has six parts, like 02:00:00:00:00:01")?;
-        *byte = u8::from_str_radix(part, 16).map_err(|e| format!("bad MAC byte {part:?}: {e}"))?;
-    }
-    if parts.next().is_some() {
-        return Err("a MAC has six parts, like 02:00:00:00:00:01".into());
-    }
-    Ok(mac)
+/// Six hexadecimal bytes joined by `:` (or `-`), read by smoltcp's parser.
+fn parse_mac(text: &str) -> Result<EthernetAddress, String> {
+    text.parse().map_err(|()| {
+        format!("expected six hexadecimal bytes, like 02:00:00:00:00:01, not {text:?}")
+    })
 }
 
 fn main() -> ExitCode {
@@ -283,7 +267,7 @@ fn run(args: Args) -> Result<(), String> {
     let memory = ServerMemory::allocate(args.maxclients as usize + 1, BUFFERS);
 
     let mut config = ServerConfig::new(
-        args.mac,
+        args.mac.0,
         IpSetup::Static {
             address: args.address,
             gateway: args.gateway,
@@ -427,7 +411,7 @@ mod tests {
         assert!(lagged > 0, "the old offset should lag sometimes");
     }
 
-    use super::parse_mac;
+    use super::{parse_mac, EthernetAddress};
 
     #[test]
     fn cidr_parses_and_rejects() {
@@ -442,7 +426,10 @@ mod tests {
 
     #[test]
     fn mac_parses_and_rejects() {
-        assert_eq!(parse_mac("02:00:00:77:00:02"), Ok([2, 0, 0, 0x77, 0, 2]));
+        assert_eq!(
+            parse_mac("02:00:00:77:00:02"),
+            Ok(EthernetAddress([2, 0, 0, 0x77, 0, 2]))
+        );
         assert!(parse_mac("02:00:00").is_err());
         assert!(parse_mac("02:00:00:77:00:02:01").is_err());
         assert!(parse_mac("zz:00:00:77:00:02").is_err());

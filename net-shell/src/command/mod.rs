@@ -54,6 +54,11 @@ mod transaction;
 #[cfg(feature = "alloc")]
 pub use transaction::Transaction;
 
+/// Arguments of one command held without allocating: the most a command may have without the
+/// `alloc` feature (a board). With it, a command may have any number (Redis 7: up to
+/// `INT_MAX`), those past these kept in a `Vec`.
+pub const MAX_ARGS: usize = 32;
+
 /// The time a command runs at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -670,7 +670,7 @@ pub(crate) fn all_rows() -> impl Iterator<Item = &'static Command> {
 
 /// The most command names one `COMMAND INFO` or `COMMAND DOCS` takes: all a request can
 /// carry.
-const MAX_NAMES: usize = crate::server::MAX_ARGS - 2;
+const MAX_NAMES: usize = super::MAX_ARGS - 2;
 
 /// A name that is no command (`COMMAND INFO` answers nil for it).
 const UNKNOWN: u8 = u8::MAX;

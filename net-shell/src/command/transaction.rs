@@ -10,9 +10,9 @@
 
 use alloc::vec::Vec;
 
+use super::MAX_ARGS;
 use super::{error, execute, ok, After, Context, Reply, ReplyWriter};
 use crate::resp::{self, Limits, Parsed};
-use crate::server::MAX_ARGS;
 
 /// A connection's transaction and watched keys.
 #[derive(Debug, Default)]
@@ -41,7 +41,8 @@ impl Transaction {
         }
     }
 
-    /// How many commands are queued.
+    /// How many commands are queued (`CLIENT LIST`'s `multi` field).
+    #[cfg(feature = "extended-commands")]
     pub(crate) fn queued_count(&self) -> usize {
         self.count
     }

@@ -64,11 +64,6 @@ use timer_policy::Timeout;
 #[cfg(feature = "sntp")]
 pub use wall_clock::{ClockSync, SntpMemory};
 
-/// Arguments of one command held without allocating: the most a command may have without the
-/// `alloc` feature (a board). With it, a command may have any number (Redis 7: up to
-/// `INT_MAX`), those past these kept in a `Vec`.
-pub const MAX_ARGS: usize = 32;
-
 /// Most frames taken in per poll, so a flood cannot keep one poll from serving and expiring.
 const INGRESS_BUDGET: usize = 256;
 

@@ -3,8 +3,8 @@
 
 use timer_core::Tick;
 
-use super::{Server, MAX_ARGS};
-use crate::command::{self, After, ClientName, Clock, Context, Continuation};
+use super::Server;
+use crate::command::{self, After, ClientName, Clock, Context, Continuation, MAX_ARGS};
 use crate::config::Settings;
 use crate::connection::{Connection, Phase};
 use crate::resp::{self, Limits, Parsed, Protocol, ReplyWriter};
