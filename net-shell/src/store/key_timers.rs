@@ -1,0 +1,329 @@
+//! Keys' deadlines: each volatile key has one timer in [`KeyTimers`], a queue with one slot per
+//! key. A key is live through its deadline and gone from the next tick: removed when a command
+//! meets it ([`find_live`](Store::find_live)) or when its timer fires ([`Store::expire`]).
+
+#[cfg(not(feature = "alloc"))]
+pub(super) use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as KeyTimersOn};
+use timer_core::{Tick, TimerQueue};
+#[cfg(feature = "alloc")]
+pub(super) use timer_core::{TimerWheelOn as KeyTimersOn, WheelSlot as TimerSlot};
+
+use super::hash_table::{position, Entry};
+use super::Store;
+use crate::memory::Memory;
+
+/// The store's key timers, one per volatile key, over the timer slots of its [`StoreMemory`](super::StoreMemory).
+///
+/// With `alloc` (a host sized at run time, up to millions of keys), timer-core's wheel: O(1)
+/// per operation whatever the count, for 5 KiB of list heads that do not grow with it. Without
+/// (a board's static arrays, a few hundred keys at most), timer-core's 4-ary heap: O(log n)
+/// with a tiny n, and nothing beyond its slots (32 bytes each, 8 more than the wheel's), so a
+/// 128-key board saves some 4 KiB of RAM. Both keep the same contract ([`TimerQueue`]):
+/// deadline order, equal deadlines first in first out, budgeted expiry.
+pub type KeyTimers<'a> = KeyTimersOn<u32, Memory<'a, TimerSlot<u32>>>;
+
+/// What a write does to the key's time to live.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Ttl {
+    /// Remove any time to live (plain `SET`).
+    Persist,
+    /// Keep the current time to live (`KEEPTTL`, `INCR`).
+    Keep,
+    /// Expire at this tick: the key is live through tick `at` and gone from the next one,
+    /// as in Redis, whose key is expired once `mstime() > when`. With whole-millisecond ticks
+    /// that read a clock rounded down, this is what keeps a key from going before its time
+    /// (`PX 5` set at 10.9 ms lives until 16 ms, not 15) while `PTTL` never reports more than
+    /// was set. Deadlines are capped at `Tick::MAX - 1`, some 585 million years of
+    /// milliseconds.
+    At(Tick),
+}
+
+/// A key with deadline `at` goes at the tick after it ([`Ttl::At`]): its timer's deadline.
+pub(super) const fn timer_for_deadline(at: Tick) -> Tick {
+    if at >= Tick::MAX - 1 {
+        Tick::MAX
+    } else {
+        at + 1
+    }
+}
+
+/// The key's deadline, from its timer's.
+pub(super) const fn deadline_of_timer(timer: Tick) -> Tick {
+    timer.saturating_sub(1)
+}
+
+impl Store<'_> {
+    /// Number of keys that carry a time to live.
+    pub fn volatile_len(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// Keys removed because their time to live ran out (on access or by the timer).
+    pub const fn expired_keys(&self) -> u64 {
+        self.expired_keys
+    }
+
+    /// Whether to keep the keys removed on access after their deadline (a command met them
+    /// before the timer sweep did), for [`take_expired_on_access`](Self::take_expired_on_access):
+    /// keyspace notifications publish those too.
+    #[cfg(feature = "alloc")]
+    pub fn record_expired_on_access(&mut self, on: bool) {
+        if on != self.expired_on_access.is_some() {
+            self.expired_on_access = on.then(alloc::vec::Vec::new);
+        }
+    }
+
+    /// The keys removed on access since the last call (none unless recording).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreMemory, Ttl};
+    ///
+    /// let mut store = Store::new(StoreMemory::allocate(8, 1024), 16, 64);
+    /// store.record_expired_on_access(true);
+    /// store.set(b"a", b"1", Ttl::At(5), 0).unwrap();
+    /// assert_eq!(store.get(b"a", 6), None); // past its deadline: removed
+    /// assert_eq!(store.take_expired_on_access(), [b"a".to_vec()]);
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn take_expired_on_access(&mut self) -> alloc::vec::Vec<alloc::vec::Vec<u8>> {
+        match &mut self.expired_on_access {
+            Some(keys) => core::mem::take(keys),
+            None => alloc::vec::Vec::new(),
+        }
+    }
+
+    /// The earliest tick at which [`expire`](Self::expire) has work (may be early, never late).
+    pub fn next_deadline(&self) -> Option<Tick> {
+        self.timers.next_deadline()
+    }
+
+    /// Removes keys whose deadline has passed (`< now`), at most `budget` of them; returns how many were
+    /// removed and whether more are due.
+    pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
+        self.expire_each(now, budget, |_| {})
+    }
+
+    /// [`expire`](Self::expire), telling `removed` each key just before it goes (for
+    /// keyspace notifications).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreMemory, Ttl};
+    ///
+    /// let mut store = Store::new(StoreMemory::allocate(8, 1024), 16, 64);
+    /// store.set(b"a", b"1", Ttl::At(5), 0).unwrap();
+    /// store.set(b"b", b"2", Ttl::At(9), 0).unwrap();
+    /// let mut gone = Vec::new();
+    /// store.expire_each(6, 10, |key| gone.push(key.to_vec()));
+    /// assert_eq!(gone, [b"a".to_vec()]);
+    /// ```
+    pub fn expire_each(
+        &mut self,
+        now: Tick,
+        budget: usize,
+        mut removed: impl FnMut(&[u8]),
+    ) -> timer_core::Sweep {
+        let mut fired = 0;
+        while fired < budget {
+            let Some(expired) = self.timers.pop_expired(now) else {
+                return timer_core::Sweep {
+                    fired,
+                    more_due: false,
+                };
+            };
+            let index = expired.value;
+            if self
+                .entry(index)
+                .is_some_and(|e| e.timer == Some(expired.id))
+            {
+                if let Some(entry) = self.entries.get_mut(position(index)) {
+                    entry.timer = None;
+                    removed(self.pool.slice(entry.offset, entry.key_len as usize));
+                }
+                self.remove_index(index);
+                self.expired_keys += 1;
+                fired += 1;
+            }
+        }
+        timer_core::Sweep {
+            fired,
+            more_due: self.timers.has_expired(now),
+        }
+    }
+
+    /// The deadline of a live key: `None` if there is no such key, `Some(None)` if it is
+    /// persistent.
+    pub fn deadline(&mut self, key: &[u8], now: Tick) -> Option<Option<Tick>> {
+        let index = self.find_live(key, now)?;
+        let timer = self.entry(index)?.timer;
+        Some(
+            timer
+                .and_then(|id| self.timers.deadline(id))
+                .map(deadline_of_timer),
+        )
+    }
+
+    /// Sets a live key's deadline (`None`: persist). Returns `false` if there is no such key.
+    ///
+    /// A deadline `<= now` deletes the key, as Redis does.
+    pub fn set_deadline(&mut self, key: &[u8], deadline: Option<Tick>, now: Tick) -> bool {
+        let Some(index) = self.find_live(key, now) else {
+            return false;
+        };
+        match deadline {
+            Some(at) if at <= now => {
+                self.remove_index(index);
+                self.expired_keys += 1;
+            }
+            _ => {
+                self.apply_ttl(index, deadline.map_or(Ttl::Persist, Ttl::At));
+                self.stamp_written(index);
+            }
+        }
+        true
+    }
+
+    pub(super) fn apply_ttl(&mut self, index: u32, ttl: Ttl) {
+        let current = self.entry(index).and_then(|e| e.timer);
+        let timer = match (ttl, current) {
+            (Ttl::Keep, current) => current,
+            (Ttl::Persist, None) => None,
+            (Ttl::Persist, Some(id)) => {
+                let _ = self.timers.cancel(id);
+                None
+            }
+            (Ttl::At(at), Some(id)) => match self.timers.reschedule(id, timer_for_deadline(at)) {
+                Ok(()) => Some(id),
+                Err(_) => self.timers.insert(timer_for_deadline(at), index).ok(),
+            },
+            // The timer queue has one slot per key: this cannot be full.
+            (Ttl::At(at), None) => self.timers.insert(timer_for_deadline(at), index).ok(),
+        };
+        if let Some(entry) = self.entries.get_mut(position(index)) {
+            entry.timer = timer;
+        }
+    }
+
+    /// Finds a key and removes it if its deadline has passed (lazy expiry).
+    pub(super) fn find_live(&mut self, key: &[u8], now: Tick) -> Option<u32> {
+        let index = self.find(key)?;
+        if self.entry(index).is_some_and(|e| self.is_expired(e, now)) {
+            #[cfg(feature = "alloc")]
+            if let (Some(keys), Some(entry)) = (
+                &mut self.expired_on_access,
+                self.entries.get(position(index)),
+            ) {
+                keys.push(
+                    self.pool
+                        .slice(entry.offset, entry.key_len as usize)
+                        .to_vec(),
+                );
+            }
+            self.remove_index(index);
+            self.expired_keys += 1;
+            return None;
+        }
+        Some(index)
+    }
+
+    /// Whether `entry`'s deadline is `< now` (its timer `<= now`).
+    pub(super) fn is_expired(&self, entry: &Entry, now: Tick) -> bool {
+        entry
+            .timer
+            .and_then(|id| self.timers.deadline(id))
+            .is_some_and(|at| at <= now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::store;
+    use super::super::StoreArrays;
+    use super::*;
+
+    #[test]
+    pub(super) fn key_visible_until_deadline_then_gone() {
+        let mut arrays = StoreArrays::<8, 256>::new();
+        let mut s = store(&mut arrays, 16, 64);
+        s.set(b"k", b"v", Ttl::At(100), 0).unwrap();
+        assert_eq!(s.get(b"k", 100), Some(&b"v"[..]));
+        assert_eq!(s.get(b"k", 101), None);
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.expired_keys(), 1);
+    }
+
+    #[test]
+    pub(super) fn timer_removes_key_without_access() {
+        let mut arrays = StoreArrays::<8, 256>::new();
+        let mut s = store(&mut arrays, 16, 64);
+        s.set(b"a", b"1", Ttl::At(50), 0).unwrap();
+        s.set(b"b", b"2", Ttl::Persist, 0).unwrap();
+        assert_eq!(s.expire(50, 10).fired, 0);
+        let sweep = s.expire(51, 10);
+        assert_eq!((sweep.fired, sweep.more_due), (1, false));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.volatile_len(), 0);
+    }
+
+    /// Runs on the key timers of either build (`KeyTimers`): the heap without `alloc`
+    /// (`cargo test -p net-shell --lib`), the wheel with it.
+    #[test]
+    pub(super) fn budgeted_expiry_goes_in_deadline_order_with_ties_first_in_first_out() {
+        let mut arrays = StoreArrays::<16, 512>::new();
+        let mut s = store(&mut arrays, 16, 64);
+        // Keys set out of deadline order; c, a, e share a deadline and were set in that order.
+        let keys: [(&[u8], Tick); 6] = [
+            (b"d", 40),
+            (b"c", 30),
+            (b"a", 30),
+            (b"b", 20),
+            (b"e", 30),
+            (b"f", 50),
+        ];
+        for (key, at) in keys {
+            s.set(key, b"v", Ttl::At(at), 0).unwrap();
+        }
+        // Moving a key's deadline counts as setting it anew: it now follows e.
+        s.set(b"d", b"v", Ttl::At(30), 0).unwrap();
+        assert!(s.next_deadline().is_some_and(|next| next <= 21));
+        // The heap's next deadline is exact; the wheel's may be the start of a coarse slot.
+        #[cfg(not(feature = "alloc"))]
+        assert_eq!(s.next_deadline(), Some(21));
+        let mut gone = std::vec::Vec::new();
+        let sweep = s.expire_each(30, 10, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (1, false));
+        let sweep = s.expire_each(31, 2, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (2, true));
+        let sweep = s.expire_each(31, 2, |key| gone.push(key[0]));
+        assert_eq!((sweep.fired, sweep.more_due), (2, false));
+        assert_eq!(gone, b"bcaed");
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.deadline(b"f", 31), Some(Some(50)));
+        assert_eq!(s.expire(50, 10).fired, 0);
+        assert_eq!(s.expire(51, 10).fired, 1);
+        assert!(s.is_empty() && s.next_deadline().is_none());
+    }
+
+    #[test]
+    pub(super) fn past_deadline_on_set_deletes() {
+        let mut arrays = StoreArrays::<4, 64>::new();
+        let mut s = store(&mut arrays, 16, 64);
+        s.set(b"k", b"v", Ttl::Persist, 10).unwrap();
+        s.set(b"k", b"w", Ttl::At(5), 10).unwrap();
+        assert_eq!(s.get(b"k", 10), None);
+    }
+
+    #[test]
+    pub(super) fn keep_ttl_preserves_deadline() {
+        let mut arrays = StoreArrays::<4, 64>::new();
+        let mut s = store(&mut arrays, 16, 64);
+        s.set(b"k", b"v", Ttl::At(500), 0).unwrap();
+        s.set(b"k", b"w", Ttl::Keep, 1).unwrap();
+        assert_eq!(s.deadline(b"k", 1), Some(Some(500)));
+        s.set(b"k", b"x", Ttl::Persist, 2).unwrap();
+        assert_eq!(s.deadline(b"k", 2), Some(None));
+    }
+}
