@@ -9,7 +9,7 @@
 //!
 //! | file | commands |
 //! |---|---|
-//! | `table.rs` | the table, lookup, `COMMAND` (generated from the table) |
+//! | `table/` | the table, lookup, `COMMAND` (generated from the table) |
 //! | `strings.rs` | the string family (`GET`, `SET`, `INCR`, `APPEND`, `INCRBYFLOAT`, …) |
 //! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
@@ -193,7 +193,7 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         return wrong_arity(out, command.name);
     }
     let auth_pending = ctx.settings.security.requires_auth() && !*ctx.authenticated;
-    if auth_pending && !command.flags.has(table::Flags::NO_AUTH) {
+    if auth_pending && !command.flags.contains(table::Flags::NO_AUTH) {
         refuse(ctx);
         return error(out, crate::auth::NOAUTH);
     }
