@@ -13,7 +13,6 @@ mod fmt;
 
 mod auth;
 pub mod command;
-mod config;
 mod connection;
 mod decimal;
 mod info;
@@ -23,6 +22,7 @@ mod pool;
 pub mod pubsub;
 pub mod resp;
 mod server;
+mod settings;
 #[cfg(feature = "sntp")]
 mod sntp;
 mod stats;
@@ -30,13 +30,13 @@ pub mod store;
 
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
 pub use command::MAX_ARGS;
-pub use config::{Capacity, Settings, Timeouts};
 pub use memory::Memory;
 pub use server::{
     BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError,
 };
 #[cfg(feature = "sntp")]
 pub use server::{ClockSync, SntpMemory};
+pub use settings::{Capacity, Settings, Timeouts};
 pub use smoltcp;
 #[cfg(feature = "extended-commands")]
 pub use stats::CommandStats;

@@ -1,6 +1,6 @@
 //! `CLIENT LIST` and `CLIENT KILL`: commands about other connections. A command sees only its
 //! own connection, so these parse their arguments here and leave the server a request
-//! (`Context::clients`), which it answers over its connection table (`server/clients.rs`).
+//! (`Context::clients`), which it answers over its connection table (`server/client_requests.rs`).
 
 use alloc::vec::Vec;
 

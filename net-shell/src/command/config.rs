@@ -7,9 +7,9 @@ use smoltcp::wire::Ipv4Cidr;
 use super::expiry::MAX_MS;
 use super::{error, error_fmt, glob, ok, Context, Reply, ReplyWriter, Shown, SYNTAX};
 use crate::auth::MAX_PASSWORD_LEN;
-use crate::config::{Capacity, Settings, Timeouts};
 use crate::decimal::{parse_i64, Decimal};
 use crate::resp::WriteFull;
+use crate::settings::{Capacity, Settings, Timeouts};
 
 /// A CONFIG parameter this server has.
 struct Param {

@@ -1,6 +1,6 @@
 //! Redis commands, with Redis 7 semantics, over the [`Store`].
 //!
-//! One table row per command (`table.rs`): name, arity with Redis' sign convention, flags, key
+//! One table row per command (`table/`): name, arity with Redis' sign convention, flags, key
 //! positions and handler, as Redis' `struct redisCommand`. [`execute`] looks the command up,
 //! checks its arity once for every command, refuses it if the client must authenticate and the
 //! row does not say `no_auth`, counts it, and runs its handler, which writes exactly one reply.
@@ -17,13 +17,17 @@
 //! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
 //! | `server.rs` | connection and server (`PING`, `AUTH`, `HELLO`, `CLIENT`, `INFO`, `FLUSHALL`, …) |
 //! | `config.rs` | `CONFIG GET`/`SET` |
+//! | `clients.rs` | `CLIENT LIST`/`KILL`: parsed here, answered by the server over its connections |
+//! | `transaction.rs` | `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` |
+//! | `channels.rs` | pub/sub (`SUBSCRIBE`, `PUBLISH`, `PUBSUB`, …) over [`crate::pubsub`] |
+//! | `glob.rs` | Redis' glob patterns (`KEYS`, `SCAN MATCH`, `PSUBSCRIBE`) |
 
 use core::fmt::Write as _;
 
 use timer_core::Tick;
 
-use crate::config::Settings;
 use crate::resp::{ReplyWriter, WriteFull};
+use crate::settings::Settings;
 use crate::stats::Stats;
 use crate::store::{Store, StoreError};
 
@@ -31,6 +35,8 @@ use crate::store::{Store, StoreError};
 mod bits;
 mod config;
 pub use config::parse_memory;
+#[cfg(feature = "alloc")]
+mod channels;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
 mod clients;
 mod expiry;
@@ -38,8 +44,6 @@ mod expiry;
 mod float;
 pub(crate) mod glob;
 mod keys;
-#[cfg(feature = "alloc")]
-mod pubsub;
 mod server;
 mod strings;
 mod table;
@@ -199,9 +203,9 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
     }
     // A RESP2 client in pub/sub mode may only (un)subscribe, PING and QUIT.
     #[cfg(feature = "alloc")]
-    if pubsub::in_resp2_pubsub_mode(ctx) && !pubsub::allowed_while_subscribed(command.name) {
+    if channels::in_resp2_pubsub_mode(ctx) && !channels::allowed_while_subscribed(command.name) {
         refuse(ctx);
-        return pubsub::refuse_while_subscribed(out, command.name);
+        return channels::refuse_while_subscribed(out, command.name);
     }
     #[cfg(feature = "alloc")]
     if ctx.transaction.is_open() && !transaction::runs_inside(command.name) {

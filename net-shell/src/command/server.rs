@@ -5,15 +5,15 @@ use super::{
     Shown, SYNTAX,
 };
 use crate::auth;
-use crate::config::Settings;
 use crate::decimal::parse_i64;
 use crate::resp::Protocol;
+use crate::settings::Settings;
 
 /// `PING [message]`.
 pub(crate) fn ping(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     // A RESP2 client in pub/sub mode hears `pong` as a message would come (Redis' `pingCommand`).
     #[cfg(feature = "alloc")]
-    if super::pubsub::in_resp2_pubsub_mode(ctx) {
+    if super::channels::in_resp2_pubsub_mode(ctx) {
         out.array_header(2)?;
         out.bulk(b"pong")?;
         out.bulk(argv.get(1).copied().unwrap_or_default())?;

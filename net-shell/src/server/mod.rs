@@ -6,11 +6,11 @@
 //! | file | what |
 //! | --- | --- |
 //! | `setup.rs` | [`ServerConfig`], buffer sizes, [`SetupError`] |
-//! | `memory.rs` | [`ServerMemory`]: what the server runs over, lent or allocated |
+//! | `slots.rs` | [`ServerMemory`]: the client slots the server runs over, lent or allocated |
 //! | `shards.rs` | the client sockets in shards, so no step walks them all |
 //! | `arrivals.rs` | looking at each frame before smoltcp takes it in |
 //! | `endpoints.rs` | finding a client's slot by its address and port |
-//! | `clients.rs` | `CLIENT LIST` and `CLIENT KILL` over the connection table |
+//! | `client_requests.rs` | `CLIENT LIST` and `CLIENT KILL` over the connection table |
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
@@ -22,17 +22,17 @@
 
 mod arrivals;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
-mod clients;
+mod client_requests;
 mod dhcp;
 pub(crate) mod endpoints;
 mod lifecycle;
 mod listeners;
-mod memory;
 #[cfg(feature = "alloc")]
 mod messages;
 mod serve;
 mod setup;
 mod shards;
+mod slots;
 pub(crate) mod timer_policy;
 mod timers;
 #[cfg(feature = "sntp")]
@@ -46,20 +46,20 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 use timer_core::{Tick, TimeoutListsOn, TimeoutSlot, TimerQueue};
 
 use crate::auth::Security;
-use crate::config::{Capacity, Settings, Timeouts};
 use crate::connection::{Connection, Phase};
 use crate::memory::Memory;
 #[cfg(not(feature = "alloc"))]
 use crate::resp::Limits;
+use crate::settings::{Capacity, Settings, Timeouts};
 use crate::stats::Stats;
 use crate::store::Store;
 use arrivals::Watched;
 use dhcp::{apply_address, DhcpState};
-use memory::SlotQueue;
-pub use memory::{ClientSlot, ServerMemory};
 use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
 use shards::{Shards, SHARD};
+use slots::SlotQueue;
+pub use slots::{ClientSlot, ServerMemory};
 use timer_policy::Timeout;
 #[cfg(feature = "sntp")]
 pub use wall_clock::{ClockSync, SntpMemory};

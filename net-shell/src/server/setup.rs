@@ -5,7 +5,7 @@ use core::fmt;
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 
 use crate::auth::Security;
-use crate::config::{Capacity, Timeouts};
+use crate::settings::{Capacity, Timeouts};
 
 /// Reply room beyond the largest value: bulk header and CRLF, or an error line.
 const REPLY_SLACK: usize = 64;

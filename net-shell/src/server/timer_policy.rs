@@ -6,7 +6,7 @@
 
 use timer_core::Tick;
 
-use crate::config::Timeouts;
+use crate::settings::Timeouts;
 
 /// What a connection's main timer stands for. Each has its own FIFO timer list (deadlines on
 /// one list are all "now plus the same timeout", so each list stays in deadline order).

@@ -4,9 +4,9 @@
 use super::super::bits;
 #[cfg(all(feature = "alloc", feature = "extended-commands"))]
 use super::super::clients;
-use super::super::{config, keys, server, strings};
 #[cfg(feature = "alloc")]
-use super::super::{pubsub, transaction};
+use super::super::{channels, transaction};
+use super::super::{config, keys, server, strings};
 use super::flags::{Acl, Flags, Group, KeyFlags, KeySpec};
 #[cfg(feature = "command-docs")]
 use super::introspection::command_list_names;
@@ -176,15 +176,15 @@ pub(crate) static ROWS: &[Command] = &[
     row("unwatch", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::unwatch),
     // Pub/sub (channels and messages take memory: the host).
     #[cfg(feature = "alloc")]
-    row("subscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, pubsub::subscribe),
+    row("subscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, channels::subscribe),
     #[cfg(feature = "alloc")]
-    row("unsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, pubsub::unsubscribe),
+    row("unsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, channels::unsubscribe),
     #[cfg(feature = "alloc")]
-    row("psubscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, pubsub::psubscribe),
+    row("psubscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, channels::psubscribe),
     #[cfg(feature = "alloc")]
-    row("punsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, pubsub::punsubscribe),
+    row("punsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, channels::punsubscribe),
     #[cfg(feature = "alloc")]
-    row("publish", 3, F::PUBSUB.union(LOADING_STALE).union(F::FAST), A::empty(), G::Pubsub, pubsub::publish),
+    row("publish", 3, F::PUBSUB.union(LOADING_STALE).union(F::FAST), A::empty(), G::Pubsub, channels::publish),
     #[cfg(feature = "alloc")]
     row("pubsub", -2, F::empty(), A::empty(), G::Pubsub, container).subcommands(PUBSUB),
 ];
@@ -196,9 +196,9 @@ const SUBSCRIBING: Flags = F::PUBSUB.union(F::NOSCRIPT).union(LOADING_STALE);
 #[cfg(feature = "alloc")]
 #[rustfmt::skip]
 static PUBSUB: &[Command] = &[
-    row("pubsub|numsub", -2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, pubsub::numsub),
-    row("pubsub|numpat", 2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, pubsub::numpat),
-    row("pubsub|channels", -2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, pubsub::channels),
+    row("pubsub|numsub", -2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, channels::numsub),
+    row("pubsub|numpat", 2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, channels::numpat),
+    row("pubsub|channels", -2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, channels::channels),
     #[cfg(feature = "command-docs")]
     row("pubsub|help", 2, LOADING_STALE, A::empty(), G::Pubsub, help),
 ];
