@@ -9,24 +9,28 @@
 //! The client side has any number of TCP clients (std buffers, ACKs sent at once) and, when a
 //! test starts them, a DHCP server that leases one address and an SNTP server.
 
+mod dhcp;
 mod link;
 mod ntp;
+mod resp;
 
 use net_shell::store::{Store, StoreMemory};
 use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::ChecksumCapabilities;
-use smoltcp::socket::{tcp, udp};
+use smoltcp::socket::tcp;
 use smoltcp::time::{Duration, Instant};
 use smoltcp::wire::{
-    DhcpMessageType, DhcpOption, DhcpPacket, DhcpRepr, EthernetAddress, EthernetFrame,
-    EthernetProtocol, EthernetRepr, HardwareAddress, IpAddress, IpCidr, IpProtocol, Ipv4Address,
-    Ipv4Cidr, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket, TcpRepr, TcpSeqNumber,
+    EthernetAddress, EthernetFrame, EthernetProtocol, EthernetRepr, HardwareAddress, IpAddress,
+    IpCidr, IpProtocol, Ipv4Address, Ipv4Cidr, Ipv4Packet, Ipv4Repr, TcpControl, TcpPacket,
+    TcpRepr, TcpSeqNumber,
 };
 
+pub use dhcp::DhcpServer;
 pub use link::{link, FaultCounts, Faults, LinkEnd, RxToken, TxToken};
 pub use net_shell::Stats;
 pub use ntp::{ntp_timestamp, NtpAnswer, NtpServer};
+pub use resp::{encode, encode_str, Reply};
 
 /// The server's address and port.
 pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
@@ -134,79 +138,6 @@ pub struct Sim<const C: usize, const K: usize, const B: usize> {
     ntp: Option<NtpServer>,
 }
 
-/// A DHCP server on the client interface that leases one address.
-pub struct DhcpServer {
-    socket: SocketHandle,
-    /// Answers DISCOVER and REQUEST while true.
-    pub enabled: bool,
-    /// The address leased.
-    pub lease: Ipv4Address,
-    /// Lease duration in seconds.
-    pub lease_secs: u32,
-    /// ACKs sent.
-    pub acks: u32,
-    /// The NTP server offered in option 42, if any.
-    pub ntp_server: Option<Ipv4Address>,
-    /// The parameter request list of the last request received.
-    pub asked_for: Vec<u8>,
-    /// Bytes of private-use options (224) added to each reply, before option 42, to make it
-    /// longer.
-    pub padding: usize,
-}
-
-impl DhcpServer {
-    /// The reply to a client's message, if it gets one.
-    fn answer(&mut self, request: &DhcpRepr<'_>) -> Option<Vec<u8>> {
-        let message_type = match request.message_type {
-            DhcpMessageType::Discover => DhcpMessageType::Offer,
-            DhcpMessageType::Request => DhcpMessageType::Ack,
-            _ => return None,
-        };
-        if message_type == DhcpMessageType::Ack {
-            self.acks += 1;
-        }
-        self.asked_for = request.parameter_request_list.unwrap_or_default().to_vec();
-        let ntp_octets = self.ntp_server.map(|address| address.octets());
-        let padding = vec![0xaa; self.padding];
-        let mut options: Vec<DhcpOption<'_>> = padding
-            .chunks(255)
-            .map(|data| DhcpOption { kind: 224, data })
-            .collect();
-        options.extend(ntp_octets.as_ref().map(|octets| DhcpOption {
-            kind: 42,
-            data: &octets[..],
-        }));
-        let reply = DhcpRepr {
-            message_type,
-            transaction_id: request.transaction_id,
-            secs: 0,
-            client_hardware_address: request.client_hardware_address,
-            client_ip: Ipv4Address::UNSPECIFIED,
-            your_ip: self.lease,
-            server_ip: CLIENT_IP,
-            router: None,
-            subnet_mask: Some(Ipv4Address::new(255, 255, 255, 0)),
-            relay_agent_ip: Ipv4Address::UNSPECIFIED,
-            broadcast: false,
-            requested_ip: None,
-            client_identifier: None,
-            server_identifier: Some(CLIENT_IP),
-            parameter_request_list: None,
-            dns_servers: None,
-            max_size: None,
-            lease_duration: Some(self.lease_secs),
-            renew_duration: None,
-            rebind_duration: None,
-            additional_options: &options,
-        };
-        let mut bytes = vec![0; reply.buffer_len()];
-        reply
-            .emit(&mut DhcpPacket::new_unchecked(&mut bytes[..]))
-            .expect("emit DHCP reply");
-        Some(bytes)
-    }
-}
-
 fn ms(at: Instant) -> u64 {
     at.total_millis().max(0) as u64
 }
@@ -301,20 +232,11 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
 
     /// Starts a DHCP server on the client interface, leasing `lease` for `lease_secs`.
     pub fn start_dhcp_server(&mut self, lease: Ipv4Address, lease_secs: u32) {
-        let buffer = || udp::PacketBuffer::new(vec![udp::PacketMetadata::EMPTY; 8], vec![0; 8192]);
-        let mut socket = udp::Socket::new(buffer(), buffer());
-        socket.bind(67).expect("bind DHCP server");
-        let socket = self.client_sockets.add(socket);
-        self.dhcp = Some(DhcpServer {
-            socket,
-            enabled: true,
+        self.dhcp = Some(DhcpServer::start(
+            &mut self.client_sockets,
             lease,
             lease_secs,
-            acks: 0,
-            ntp_server: None,
-            asked_for: Vec::new(),
-            padding: 0,
-        });
+        ));
     }
 
     /// Starts an SNTP server on port 123 of the client interface ([`CLIENT_IP`]), whose clock
@@ -341,29 +263,10 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
 
     /// Answers what reached the DHCP server; whether it sent anything.
     fn serve_dhcp(&mut self) -> bool {
-        let Some(dhcp) = self.dhcp.as_mut() else {
-            return false;
-        };
-        let mut replies = Vec::new();
-        let socket = self.client_sockets.get_mut::<udp::Socket>(dhcp.socket);
-        while let Ok((payload, _)) = socket.recv() {
-            if !dhcp.enabled {
-                continue;
-            }
-            let Ok(packet) = DhcpPacket::new_checked(payload) else {
-                continue;
-            };
-            let Ok(request) = DhcpRepr::parse(&packet) else {
-                continue;
-            };
-            replies.extend(dhcp.answer(&request));
+        match self.dhcp.as_mut() {
+            Some(dhcp) => dhcp.serve(&mut self.client_sockets),
+            None => false,
         }
-        for reply in &replies {
-            socket
-                .send_slice(reply, (IpAddress::Ipv4(Ipv4Address::BROADCAST), 68))
-                .expect("send DHCP reply");
-        }
-        !replies.is_empty()
     }
 
     /// Polls the client interface once and moves received bytes into the inboxes.
@@ -768,110 +671,6 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
             &caps,
         );
         self.server_link.rx.borrow_mut().inject(frame);
-    }
-}
-
-/// A RESP multibulk request.
-pub fn encode(args: &[&[u8]]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for arg in args {
-        out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-    out
-}
-
-/// [`encode`] for text arguments.
-pub fn encode_str(args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    encode(&args)
-}
-
-/// A RESP2 reply.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Vec<u8>),
-    Nil,
-    Array(Vec<Reply>),
-    NilArray,
-}
-
-impl Reply {
-    pub fn simple(text: &str) -> Self {
-        Self::Simple(text.into())
-    }
-
-    pub fn ok() -> Self {
-        Self::simple("OK")
-    }
-
-    pub fn error(text: &str) -> Self {
-        Self::Error(text.into())
-    }
-
-    pub fn bulk(value: &str) -> Self {
-        Self::Bulk(value.as_bytes().to_vec())
-    }
-
-    /// The error text, if this is an error.
-    pub fn error_text(&self) -> Option<&str> {
-        match self {
-            Self::Error(text) => Some(text),
-            _ => None,
-        }
-    }
-
-    /// The bulk value as text, panicking otherwise.
-    pub fn text(&self) -> String {
-        match self {
-            Self::Bulk(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-            other => panic!("not a bulk reply: {other:?}"),
-        }
-    }
-
-    /// Decodes one reply from the front of `bytes`: the reply and its length, `None` if
-    /// incomplete. Panics on bytes that are not RESP2.
-    pub fn decode(bytes: &[u8]) -> Option<(Self, usize)> {
-        let line_end = bytes.windows(2).position(|w| w == b"\r\n")?;
-        let line = std::str::from_utf8(&bytes[1..line_end]).expect("reply line is text");
-        let after = line_end + 2;
-        let number = || line.parse::<i64>().expect("reply length");
-        match bytes[0] {
-            b'+' => Some((Self::Simple(line.into()), after)),
-            b'-' => Some((Self::Error(line.into()), after)),
-            b':' => Some((Self::Int(number()), after)),
-            b'$' => {
-                let len = number();
-                if len < 0 {
-                    return Some((Self::Nil, after));
-                }
-                let end = after + len as usize;
-                if bytes.len() < end + 2 {
-                    return None;
-                }
-                assert_eq!(&bytes[end..end + 2], b"\r\n", "bulk reply terminator");
-                Some((Self::Bulk(bytes[after..end].to_vec()), end + 2))
-            }
-            b'*' => {
-                let count = number();
-                if count < 0 {
-                    return Some((Self::NilArray, after));
-                }
-                let mut at = after;
-                let mut items = Vec::new();
-                for _ in 0..count {
-                    let (item, used) = Self::decode(&bytes[at..])?;
-                    items.push(item);
-                    at += used;
-                }
-                Some((Self::Array(items), at))
-            }
-            other => panic!("not a RESP2 reply: starts with {:?}", other as char),
-        }
     }
 }
 
