@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
 
 use net_shell::resp::{parse_spilling, Limits, Parsed};
-use net_shell::{Stats, Timeouts, MAX_ARGS};
+use net_shell::{ServerBuffers, Stats, Timeouts, MAX_ARGS};
 use smoltcp::socket::tcp::State;
 
 use crate::sim::{self, info_field, Client, Reply, Sim};
@@ -64,7 +64,7 @@ pub const STORE_BYTES: usize = 32 << 10;
 const _: () = assert!(STORE_BYTES <= net_shell::store::MAX_BYTES_MOVED);
 
 /// The simulation the checker drives.
-pub type ConnSim = Sim<CONNS, STORE_KEYS, STORE_BYTES>;
+pub type ConnSim<'m> = Sim<'m, CONNS, STORE_KEYS, STORE_BYTES>;
 
 /// Ops of one input beyond this are ignored (keeps each run fast).
 pub const MAX_OPS: usize = 64;
@@ -455,7 +455,8 @@ pub fn check_input(input: &ConnInput) -> ConnSeen {
 ///
 /// When the server breaks a property (see the module docs).
 pub fn check_labelled(input: &ConnInput, label: String) -> ConnSeen {
-    let mut run = ConnRun::new(input.timeouts.timeouts(), label);
+    let mut buffers = ServerBuffers::default();
+    let mut run = ConnRun::new(&mut buffers, input.timeouts.timeouts(), label);
     for op in input.ops.iter().take(MAX_OPS) {
         run.apply(op);
     }
@@ -565,8 +566,8 @@ struct Keyspace {
 }
 
 /// One run: the simulation, the clients, the model.
-pub struct ConnRun {
-    sim: ConnSim,
+pub struct ConnRun<'m> {
+    sim: ConnSim<'m>,
     timeouts: Timeouts,
     conns: Vec<Conn>,
     keys: Keyspace,
@@ -589,12 +590,12 @@ pub struct ConnRun {
     seen: ConnSeen,
 }
 
-impl ConnRun {
+impl<'m> ConnRun<'m> {
     /// A server with `timeouts` and one client connected; `label` goes into failure messages.
-    pub fn new(timeouts: Timeouts, label: String) -> Self {
+    pub fn new(buffers: &'m mut ServerBuffers, timeouts: Timeouts, label: String) -> Self {
         let mut config = sim::config(timeouts);
         config.capacity.query_buffer_limit = QUERY_BUFFER_LIMIT;
-        let sim = ConnSim::with(config, sim::store());
+        let sim = ConnSim::with(buffers, config, sim::store());
         let last_stats = sim.stats();
         let mut run = Self {
             sim,

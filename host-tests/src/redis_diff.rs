@@ -18,7 +18,7 @@ use std::net::{Ipv4Addr, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
 use crate::e2e::{free_local_port, KillOnDrop};
 use crate::sim::{Client, Sim};
@@ -725,20 +725,20 @@ impl RedisConnection {
 }
 
 /// The store the simulated shell runs on in a differential run.
-pub type DiffSim = Sim<6, 512, 262_144>;
+pub type DiffSim<'m> = Sim<'m, 6, 512, 262_144>;
 
 /// net-shell in the simulated network, its clock following the wall clock.
-pub struct Shell {
+pub struct Shell<'m> {
     /// The simulation.
-    pub sim: DiffSim,
+    pub sim: DiffSim<'m>,
     start: Instant,
     base: u64,
 }
 
-impl Shell {
+impl<'m> Shell<'m> {
     /// A server with Redis' `timeout 0` (no idle timeout), its Unix time from the wall clock.
-    pub fn start() -> Self {
-        let mut sim: DiffSim = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    pub fn start(buffers: &'m mut ServerBuffers) -> Self {
+        let mut sim: DiffSim = Sim::new(buffers, Timeouts::new(0, 10_000, 10_000));
         let unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .expect("clock after 1970")
@@ -863,7 +863,7 @@ pub struct Tally {
 /// When either server stops answering (a mismatch is not an error: see [`Tally`]).
 pub fn run_scripts(
     redis: &RedisServer,
-    shell: &mut Shell,
+    shell: &mut Shell<'_>,
     scripts: &[Script],
     resp3: bool,
 ) -> Result<Tally, String> {
@@ -871,7 +871,7 @@ pub fn run_scripts(
     let protocol = if resp3 { "RESP3" } else { "RESP2" };
     for script in scripts {
         let mut conns: Vec<(RedisConnection, Client)> = Vec::new();
-        let open = |shell: &mut Shell,
+        let open = |shell: &mut Shell<'_>,
                     conns: &mut Vec<(RedisConnection, Client)>,
                     tally: &mut Tally,
                     conn: usize|

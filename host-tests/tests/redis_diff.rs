@@ -10,6 +10,7 @@ use host_tests::e2e::{have, skip};
 use host_tests::redis_diff::{
     run_scripts, words, Difference, RedisServer, Request, Script, Shell, Step,
 };
+use net_shell::ServerBuffers;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -1258,7 +1259,8 @@ fn net_shell_answers_as_redis_does() {
     }
     let started = Instant::now();
     let redis = RedisServer::start().expect("redis-server");
-    let mut shell = Shell::start();
+    let mut buffers = ServerBuffers::default();
+    let mut shell = Shell::start(&mut buffers);
     let mut scripts = Vec::new();
     scripts.extend(strings());
     scripts.extend(more_strings());

@@ -3,30 +3,31 @@
 
 use host_tests::sim::{self, encode_str, info_field, Reply, Sim};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use net_shell::{Security, Timeouts};
+use net_shell::{Security, ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
 const NOAUTH: &str = "NOAUTH Authentication required.";
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 const HELLO_NOAUTH: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
 const DENIED_START: &str = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user.";
 
-fn with_password(password: &str) -> Small {
+fn with_password<'m>(buffers: &'m mut ServerBuffers, password: &str) -> Small<'m> {
     let mut config = sim::config(Timeouts::DEFAULT);
     config.security.set_password(password.as_bytes()).unwrap();
-    Sim::with(config, sim::store())
+    Sim::with(buffers, config, sim::store())
 }
 
-fn with_security(security: Security) -> Small {
+fn with_security(buffers: &mut ServerBuffers, security: Security) -> Small<'_> {
     let mut config = sim::config(Timeouts::DEFAULT);
     config.security = security;
-    Sim::with(config, sim::store())
+    Sim::with(buffers, config, sim::store())
 }
 
 #[test]
 fn password_set_refuses_commands_until_auth() {
-    let mut sim = with_password("s3cret");
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_password(&mut buffers, "s3cret");
     let c = sim.connect();
     // Unknown commands and wrong arity are answered first, as in Redis.
     assert_eq!(
@@ -76,7 +77,8 @@ fn password_set_refuses_commands_until_auth() {
 
 #[test]
 fn hello_authenticates_or_says_how() {
-    let mut sim = with_password("s3cret");
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_password(&mut buffers, "s3cret");
     let c = sim.connect();
     for hello in [
         &["HELLO"][..],
@@ -115,7 +117,8 @@ fn hello_authenticates_or_says_how() {
 
 #[test]
 fn auth_without_a_password_set() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["AUTH", "x"]),
@@ -133,7 +136,8 @@ fn auth_without_a_password_set() {
 /// protection against unauthenticated clients filling the server's memory).
 #[test]
 fn unauthenticated_client_gets_small_request_limits() {
-    let mut sim = with_password("s3cret");
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_password(&mut buffers, "s3cret");
     let c = sim.connect();
     let eleven: Vec<&str> = vec!["a"; 11];
     sim.send(c, &encode_str(&eleven));
@@ -153,7 +157,8 @@ fn unauthenticated_client_gets_small_request_limits() {
         tx: 40_000,
         input: 32_768,
     };
-    let mut sim: Small = Sim::with(config, sim::store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::with(&mut buffers, config, sim::store());
     let c = sim.connect();
     sim.send(c, b"*2\r\n$3\r\nGET\r\n$20000\r\n");
     assert_eq!(
@@ -182,7 +187,8 @@ fn unauthenticated_client_gets_small_request_limits() {
 /// their standing, as in Redis.
 #[test]
 fn config_set_requirepass_applies_to_new_connections() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let before = sim.connect_ready();
     assert_eq!(
         sim.request(before, &["CONFIG", "SET", "requirepass", "pw"]),
@@ -217,7 +223,8 @@ fn config_set_requirepass_applies_to_new_connections() {
 #[test]
 fn protected_mode_refuses_clients_outside_the_trusted_network() {
     let elsewhere = Ipv4Cidr::new(Ipv4Address::new(192, 168, 7, 0), 24);
-    let mut sim = with_security(Security::DEFAULT.trusting(Some(elsewhere)));
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_security(&mut buffers, Security::DEFAULT.trusting(Some(elsewhere)));
     let c = sim.connect();
     let replies = sim.replies(c);
     assert_eq!(replies.len(), 1, "{replies:?}");
@@ -229,7 +236,8 @@ fn protected_mode_refuses_clients_outside_the_trusted_network() {
     assert_eq!(sim.stats().connected_clients, 0);
 
     // Nobody trusted at all (the default): refused too.
-    let mut sim = with_security(Security::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_security(&mut buffers, Security::DEFAULT);
     let c = sim.connect();
     assert!(sim.replies(c)[0]
         .error_text()
@@ -239,12 +247,14 @@ fn protected_mode_refuses_clients_outside_the_trusted_network() {
     // A password, or protected mode off, lets everyone in.
     let mut with_password = Security::DEFAULT;
     with_password.set_password(b"pw").unwrap();
-    let mut sim = with_security(with_password);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_security(&mut buffers, with_password);
     let c = sim.connect();
     assert_eq!(sim.request(c, &["AUTH", "pw"]), Reply::ok());
     let mut open = Security::DEFAULT;
     open.protected_mode = false;
-    let mut sim = with_security(open);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_security(&mut buffers, open);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["CONFIG", "GET", "protected-mode"]),
@@ -262,7 +272,8 @@ fn protected_mode_refuses_clients_outside_the_trusted_network() {
 /// The trusted network can be changed at run time; it applies to the next connection.
 #[test]
 fn config_set_trusted_network() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["CONFIG", "GET", "trusted-network"]),

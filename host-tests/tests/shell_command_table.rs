@@ -3,12 +3,12 @@
 //! generated from the table (long listings sent in parts).
 
 use host_tests::sim::{Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
-fn sim() -> Small {
-    Sim::new(Timeouts::DEFAULT)
+fn sim(buffers: &mut ServerBuffers) -> Small<'_> {
+    Sim::new(buffers, Timeouts::DEFAULT)
 }
 
 fn arity(name: &str) -> Reply {
@@ -19,7 +19,8 @@ fn arity(name: &str) -> Reply {
 
 #[test]
 fn wrong_arity_names_the_command_given() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     for (args, name) in [
         (&["FLUSHDB", "a", "b"][..], None),
@@ -46,7 +47,8 @@ fn wrong_arity_names_the_command_given() {
 
 #[test]
 fn command_count_and_listings_come_from_the_table() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let Reply::Int(count) = sim.request(c, &["COMMAND", "COUNT"]) else {
         panic!("COMMAND COUNT is not an integer");
@@ -92,7 +94,8 @@ fn command_count_and_listings_come_from_the_table() {
 
 #[test]
 fn command_info_names_unknown_commands_nil() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let Reply::Array(info) = sim.request(c, &["COMMAND", "INFO", "get", "nosuch", "config|get"])
     else {
@@ -110,7 +113,8 @@ fn command_info_names_unknown_commands_nil() {
 
 #[test]
 fn auth_gate_is_a_flag_checked_after_lookup_and_arity() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["CONFIG", "SET", "requirepass", "pw"]),

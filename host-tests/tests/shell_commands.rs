@@ -3,12 +3,12 @@
 
 use host_tests::sim;
 use host_tests::sim::{info_field, Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
-fn sim() -> Small {
-    Sim::new(Timeouts::DEFAULT)
+fn sim(buffers: &mut ServerBuffers) -> Small<'_> {
+    Sim::new(buffers, Timeouts::DEFAULT)
 }
 
 fn int(n: i64) -> Reply {
@@ -20,7 +20,8 @@ const SYNTAX: &str = "ERR syntax error";
 
 #[test]
 fn set_nx_xx_get_keepttl_follow_redis() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["SET", "k", "v", "NX"]), Reply::ok());
     assert_eq!(sim.request(c, &["SET", "k", "w", "NX"]), Reply::Nil);
@@ -92,7 +93,8 @@ fn set_nx_xx_get_keepttl_follow_redis() {
 
 #[test]
 fn getdel_returns_and_removes() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["SET", "k", "v", "EX", "10"]), Reply::ok());
     assert_eq!(sim.request(c, &["GETDEL", "k"]), Reply::bulk("v"));
@@ -106,7 +108,8 @@ fn getdel_returns_and_removes() {
 
 #[test]
 fn incr_decr_count_keep_ttl_and_refuse_bad_values() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["INCR", "n"]), int(1));
     assert_eq!(sim.request(c, &["INCRBY", "n", "10"]), int(11));
@@ -199,7 +202,8 @@ fn incr_decr_count_keep_ttl_and_refuse_bad_values() {
 
 #[test]
 fn del_and_exists_count_keys() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     for key in ["a", "b", "c"] {
         assert_eq!(sim.request(c, &["SET", key, "v"]), Reply::ok());
@@ -226,7 +230,8 @@ fn del_and_exists_count_keys() {
 
 #[test]
 fn flushall_empties_store_and_timers() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     for i in 0..50 {
         let key = format!("k{i}");
@@ -259,7 +264,8 @@ fn flushall_empties_store_and_timers() {
 
 #[test]
 fn dbsize_counts_keys_until_removed() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["DBSIZE"]), int(0));
     assert_eq!(sim.request(c, &["SET", "a", "1"]), Reply::ok());
@@ -276,7 +282,8 @@ fn dbsize_counts_keys_until_removed() {
 
 #[test]
 fn info_reports_expiry_and_close_counters() {
-    let mut sim: Small = Sim::new(Timeouts::new(1_000, 500, 500));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(1_000, 500, 500));
     let c = sim.connect_ready();
     let idle = sim.connect_ready();
     assert_eq!(sim.request(c, &["SET", "k", "v", "PX", "10"]), Reply::ok());
@@ -322,7 +329,8 @@ fn info_reports_expiry_and_close_counters() {
 /// answers an error (a syntax error) still counts.
 #[test]
 fn total_commands_processed_counts_like_redis() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let before = sim.stats().total_commands_processed;
     assert!(sim.request(c, &["NOSUCH", "x"]).error_text().is_some());
@@ -340,7 +348,8 @@ fn total_commands_processed_counts_like_redis() {
 /// for a version it does not speak; CLIENT ID agrees with HELLO's id.
 #[test]
 fn hello_answers_resp2_handshake_and_noproto_for_unknown_versions() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let first = sim.connect_ready();
     let second = sim.connect_ready();
     let handshake = |id: i64| {
@@ -391,8 +400,14 @@ fn hello_answers_resp2_handshake_and_noproto_for_unknown_versions() {
 #[test]
 fn info_uptime_counts_from_server_start() {
     let start = 86_400_000 * 3; // the host had been up three days
-    let mut sim: Sim<4, 256, 65536> =
-        Sim::build_at(sim::config(Timeouts::DEFAULT), sim::store(), start).expect("setup");
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::build_at(
+        &mut buffers,
+        sim::config(Timeouts::DEFAULT),
+        sim::store(),
+        start,
+    )
+    .expect("setup");
     sim.poll_server();
     let c = sim.connect_ready();
     sim.run_until(start + 2_500);
@@ -403,7 +418,8 @@ fn info_uptime_counts_from_server_start() {
 
 #[test]
 fn config_get_persistence_params_answers_fixed_values_and_refuses_set() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     // redis-benchmark asks for these at start and warns when it gets nothing.
     assert_eq!(
@@ -429,7 +445,8 @@ fn config_get_persistence_params_answers_fixed_values_and_refuses_set() {
 
 #[test]
 fn config_get_and_set_timeouts() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let pair = |name: &str, value: &str| vec![Reply::bulk(name), Reply::bulk(value)];
     assert_eq!(
@@ -532,7 +549,8 @@ fn config_get_and_set_timeouts() {
 
 #[test]
 fn command_and_command_docs_answer_redis_cli() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert!(matches!(sim.request(c, &["COMMAND"]), Reply::Array(_)));
     assert!(matches!(
@@ -566,7 +584,8 @@ fn command_and_command_docs_answer_redis_cli() {
 
 #[test]
 fn unknown_command_and_wrong_arity_use_redis_7_text() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["FOO", "a", "b"]),
@@ -616,7 +635,8 @@ fn unknown_command_and_wrong_arity_use_redis_7_text() {
 
 #[test]
 fn quit_replies_ok_then_closes_and_frees_the_slot() {
-    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<2, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["QUIT"]), Reply::ok());
     assert!(sim.closed_by_server(c));
@@ -628,7 +648,8 @@ fn quit_replies_ok_then_closes_and_frees_the_slot() {
 
 #[test]
 fn binary_keys_and_values_round_trip() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let key: &[u8] = b"k\x00\r\n\xff";
     let value: Vec<u8> = (0..=255u8).collect();
@@ -646,7 +667,8 @@ fn binary_keys_and_values_round_trip() {
 /// code in `INFO errorstats` (unknown commands and wrong arity included).
 #[test]
 fn info_counts_error_replies_by_code() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let _ = sim.request(c, &["FOO"]);
     let _ = sim.request(c, &["GET"]);
@@ -674,7 +696,8 @@ fn info_counts_error_replies_by_code() {
 /// clients it names (not the one asking, unless `SKIPME no`), and answers as Redis does.
 #[test]
 fn client_list_and_kill_see_every_connection() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let a = sim.connect_ready();
     let b = sim.connect_ready();
     let c = sim.connect_ready();
@@ -729,7 +752,8 @@ fn client_list_and_kill_see_every_connection() {
 /// GET` a map, `INFO` a verbatim string; `HELLO 2` switches back. Other connections keep RESP2.
 #[test]
 fn hello_3_switches_the_connection_to_resp3() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let other = sim.connect_ready();
     let raw = |sim: &mut Small, client, args: &[&str]| {
@@ -767,7 +791,8 @@ fn hello_3_switches_the_connection_to_resp3() {
 /// the host's allocator.
 #[test]
 fn info_commandstats_counts_calls_rejections_and_failures() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready(); // (it sends a PING)
     assert_eq!(sim.request(c, &["SET", "n", "x"]), Reply::ok());
     assert_eq!(sim.request(c, &["SET", "n", "1"]), Reply::ok());

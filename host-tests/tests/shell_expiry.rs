@@ -5,12 +5,12 @@
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
 use net_shell::store::Ttl;
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
-fn sim() -> Small {
-    Sim::new(Timeouts::DEFAULT)
+fn sim(buffers: &mut ServerBuffers) -> Small<'_> {
+    Sim::new(buffers, Timeouts::DEFAULT)
 }
 
 fn int(n: i64) -> Reply {
@@ -19,7 +19,8 @@ fn int(n: i64) -> Reply {
 
 #[test]
 fn set_ex_key_visible_at_deadline_gone_after_it() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(1234);
     let deadline = sim.now + 2000;
@@ -34,7 +35,8 @@ fn set_ex_key_visible_at_deadline_gone_after_it() {
 
 #[test]
 fn set_px_key_visible_at_deadline_gone_after_it() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(77);
     let deadline = sim.now + 1;
@@ -65,7 +67,8 @@ fn set_px_key_visible_at_deadline_gone_after_it() {
 /// drop, `expired_keys` counts them. Deadlines cover every level of the wheel.
 #[test]
 fn volatile_keys_removed_by_timer_at_deadline_without_access() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(5);
     assert_eq!(sim.request(c, &["SET", "persistent", "p"]), Reply::ok());
@@ -112,7 +115,8 @@ fn volatile_keys_removed_by_timer_at_deadline_without_access() {
 
 #[test]
 fn ttl_and_pttl_report_missing_persistent_and_rounded_values() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["TTL", "nope"]), int(-2));
     assert_eq!(sim.request(c, &["PTTL", "nope"]), int(-2));
@@ -145,7 +149,8 @@ fn ttl_and_pttl_report_missing_persistent_and_rounded_values() {
 
 #[test]
 fn expire_with_nx_xx_gt_lt_follows_redis() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["EXPIRE", "missing", "10"]), int(0));
     assert_eq!(sim.request(c, &["SET", "v", "1", "EX", "100"]), Reply::ok());
@@ -204,7 +209,8 @@ fn expire_with_nx_xx_gt_lt_follows_redis() {
 
 #[test]
 fn expire_in_the_past_deletes_the_key() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(10_000);
     for (command, amount) in [("EXPIRE", "0"), ("EXPIRE", "-5"), ("PEXPIRE", "-1")] {
@@ -217,7 +223,8 @@ fn expire_in_the_past_deletes_the_key() {
 
 #[test]
 fn expireat_and_expiretime_need_the_wall_clock() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(1000);
     assert_eq!(sim.request(c, &["SET", "k", "v", "EX", "100"]), Reply::ok());
@@ -298,7 +305,8 @@ fn expireat_and_expiretime_need_the_wall_clock() {
 
 #[test]
 fn persist_removes_the_ttl_and_the_timer_leaves_the_key() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["SET", "k", "v", "PX", "500"]), Reply::ok());
     assert_eq!(sim.request(c, &["PERSIST", "k"]), int(1));
@@ -313,7 +321,8 @@ fn persist_removes_the_ttl_and_the_timer_leaves_the_key() {
 
 #[test]
 fn getex_reads_and_changes_the_ttl() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["GETEX", "missing", "EX", "5"]), Reply::Nil);
     assert_eq!(sim.server.store().len(), 0);
@@ -358,7 +367,8 @@ fn getex_reads_and_changes_the_ttl() {
 
 #[test]
 fn setex_and_psetex_set_value_and_ttl() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["SETEX", "a", "10", "v"]), Reply::ok());
     assert_eq!(sim.request(c, &["TTL", "a"]), int(10));
@@ -393,7 +403,8 @@ fn setex_and_psetex_set_value_and_ttl() {
 
 #[test]
 fn huge_ttls_refused_or_kept_without_overflow() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.advance(1000);
     for args in [
@@ -450,7 +461,8 @@ fn huge_ttls_refused_or_kept_without_overflow() {
 /// closed, nothing panics, and a new client is served.
 #[test]
 fn time_jumping_forward_by_days_expires_keys_and_closes_idle_clients() {
-    let mut sim: Small = Sim::new(Timeouts::new(300_000, 10_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(300_000, 10_000, 10_000));
     let idle = sim.connect_ready();
     let busy = sim.connect_ready();
     for i in 0..100 {
@@ -479,7 +491,8 @@ fn time_jumping_forward_by_days_expires_keys_and_closes_idle_clients() {
 /// back, timers neither fire early nor get lost.
 #[test]
 fn now_going_backwards_is_harmless() {
-    let mut sim: Small = Sim::new(Timeouts::new(5_000, 1_000, 1_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(5_000, 1_000, 1_000));
     let c = sim.connect_ready();
     sim.advance(4_000);
     let t = sim.now;
@@ -516,7 +529,7 @@ fn now_going_backwards_is_harmless() {
 
 const MASS: usize = 100_000;
 const MASS_KEYS: usize = MASS + 16;
-type Mass = Sim<4, MASS_KEYS, 3_300_000>;
+type Mass<'m> = Sim<'m, 4, MASS_KEYS, 3_300_000>;
 
 /// 100,000 keys due at the same tick: a PING is answered by the first poll at the deadline,
 /// the keys are removed `expire_budget` per poll while `poll` asks to be called again at once,
@@ -536,7 +549,8 @@ fn mass_expiry_spreads_over_polls_and_keeps_serving() {
         store.set(b"persistent", b"p", Ttl::Persist, 0).unwrap();
         let mut config = sim::config(Timeouts::DEFAULT);
         config.expire_budget = 1000;
-        let mut sim: Mass = Sim::with(config, store);
+        let mut buffers = ServerBuffers::default();
+        let mut sim: Mass = Sim::with(&mut buffers, config, store);
         let c = sim.connect_ready();
         sim.run_until(DEADLINE - 1);
         assert_eq!(sim.server.store().len(), MASS + 1);
@@ -595,7 +609,8 @@ fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
         }
         let mut config = sim::config(Timeouts::DEFAULT);
         config.expire_budget = 100;
-        let mut sim: Mass = Sim::with(config, store);
+        let mut buffers = ServerBuffers::default();
+        let mut sim: Mass = Sim::with(&mut buffers, config, store);
         let c = sim.connect_ready();
         sim.run_until(DEADLINE - 1);
         sim.now = DEADLINE;
@@ -616,7 +631,8 @@ fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
 fn random_workload_matches_a_model() {
     use std::collections::BTreeMap;
 
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["CONFIG", "SET", "timeout", "0"]),

@@ -6,11 +6,11 @@
 use std::collections::HashMap;
 
 use host_tests::sim::{encode, Client, FaultCounts, Faults, Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-type Net = Sim<6, 256, 65536>;
+type Net<'m> = Sim<'m, 6, 256, 65536>;
 
 const CLIENTS: usize = 4;
 const ROUNDS: usize = 100;
@@ -82,7 +82,8 @@ fn timed_request(sim: &mut Net, client: Client, args: &[&[u8]]) -> (Reply, u64, 
 }
 
 fn run(faults: Faults, seed: u64) -> (FaultCounts, FaultCounts) {
-    let mut sim: Net = Sim::new(Timeouts::new(IDLE_MS, 60_000, 60_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Net = Sim::new(&mut buffers, Timeouts::new(IDLE_MS, 60_000, 60_000));
     let clients: Vec<Client> = (0..CLIENTS).map(|_| sim.connect_ready()).collect();
     sim.set_faults(faults, seed);
     let mut rng = SmallRng::seed_from_u64(seed);

@@ -5,7 +5,7 @@
 use host_tests::sim::{info_field, Reply, Sim};
 use net_shell::smoltcp::socket::tcp;
 use net_shell::smoltcp::wire::Ipv4Address;
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
 /// A spoofed source on the server's subnet that nobody answers for.
 fn spoofed(n: u32) -> (Ipv4Address, u16) {
@@ -34,7 +34,8 @@ fn real_client_gets_in<const C: usize, const K: usize, const B: usize>(
 /// and every socket then serves (three clients plus the refusal of a fourth).
 #[test]
 fn half_open_handshake_times_out_and_its_socket_listens_again() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let start = sim.now;
     let (ip, port) = spoofed(0);
     sim.inject_syn(ip, port);
@@ -55,7 +56,8 @@ fn half_open_handshake_times_out_and_its_socket_listens_again() {
 /// The handshake timeout is a CONFIG parameter and applies to the next handshake.
 #[test]
 fn handshake_timeout_follows_config_set() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(
         sim.request(c, &["CONFIG", "SET", "handshake-timeout-ms", "300"]),
@@ -74,7 +76,8 @@ fn handshake_timeout_follows_config_set() {
 /// refusal, not a refused connection.
 #[test]
 fn lost_handshake_does_not_take_the_refusing_socket() {
-    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<2, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let (ip, port) = spoofed(2);
     sim.inject_syn(ip, port);
     sim.settle();
@@ -94,7 +97,8 @@ fn lost_handshake_does_not_take_the_refusing_socket() {
 #[test]
 fn syn_flood_does_not_lock_out_real_clients() {
     const SOCKETS: usize = 8;
-    let mut sim: Sim<SOCKETS, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<SOCKETS, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let start = sim.now;
     let mut spoofs = 0;
     let mut tried = 0;
@@ -134,7 +138,8 @@ fn syn_flood_does_not_lock_out_real_clients() {
 /// reset.
 #[test]
 fn finished_close_gives_its_socket_to_a_new_client() {
-    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<2, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let served = sim.connect_ready();
     let lingering = sim.connect();
     assert_eq!(

@@ -5,7 +5,7 @@
 
 use host_tests::sim::{self, Reply, Sim, SizedStore};
 use net_shell::store::{Store, StoreMemory};
-use net_shell::{ServerConfig, Timeouts};
+use net_shell::{ServerBuffers, ServerConfig, Timeouts};
 
 /// Keys up to 64 bytes, values up to 2 MiB, in a 4 MiB store.
 fn big_store() -> SizedStore<4096, { 4 << 20 }> {
@@ -34,7 +34,8 @@ fn pattern(len: usize) -> String {
 
 #[test]
 fn values_larger_than_every_buffer_are_set_and_read_back_byte_for_byte() {
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(small_buffers(), big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, small_buffers(), big_store());
     let c = sim.connect_ready();
     for len in [1000, 5000, 100_000, 1 << 20] {
         let value = pattern(len);
@@ -60,7 +61,8 @@ fn values_larger_than_every_buffer_are_set_and_read_back_byte_for_byte() {
 
 #[test]
 fn commands_with_thousands_of_arguments_run() {
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(small_buffers(), big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, small_buffers(), big_store());
     let c = sim.connect_ready();
     let keys: Vec<String> = (0..3000).map(|i| format!("key:{i:05}")).collect();
     let mut mset = vec!["MSET".to_string()];
@@ -88,7 +90,8 @@ fn commands_with_thousands_of_arguments_run() {
 
 #[test]
 fn bulk_over_proto_max_bulk_len_is_redis_protocol_error() {
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(small_buffers(), big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, small_buffers(), big_store());
     let c = sim.connect_ready();
     let pair = |name: &str, value: &str| Reply::Array(vec![Reply::bulk(name), Reply::bulk(value)]);
     assert_eq!(
@@ -122,7 +125,8 @@ fn bulk_over_proto_max_bulk_len_is_redis_protocol_error() {
 fn request_over_the_query_buffer_limit_closes_that_client_only() {
     let mut config = small_buffers();
     config.capacity.query_buffer_limit = 8192;
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(config, big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, config, big_store());
     let c = sim.connect_ready();
     let other = sim.connect_ready();
     let mut pipeline = sim::encode_str(&["SET", "before", "kept"]);
@@ -142,7 +146,8 @@ fn request_over_the_query_buffer_limit_closes_that_client_only() {
 fn queued_commands_count_against_the_query_buffer_limit() {
     let mut config = small_buffers();
     config.capacity.query_buffer_limit = 8192;
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(config, big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, config, big_store());
     let c = sim.connect_ready();
     let other = sim.connect_ready();
     assert_eq!(sim.request(c, &["MULTI"]), Reply::ok());
@@ -168,7 +173,8 @@ fn queued_commands_count_against_the_query_buffer_limit() {
 /// bytes.
 #[test]
 fn large_get_streams_from_the_store_and_a_write_meanwhile_closes_that_client() {
-    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(small_buffers(), big_store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 4096, { 4 << 20 }> = Sim::with(&mut buffers, small_buffers(), big_store());
     let writer = sim.connect_ready();
     let value = pattern(300_000);
     assert_eq!(sim.request(writer, &["SET", "big", &value]), Reply::ok());

@@ -4,9 +4,9 @@
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use net_shell::{IpSetup, Timeouts};
+use net_shell::{IpSetup, ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
 /// No DHCP server on the link: the fallback address is taken at `fallback_after_ms`, not
 /// before, and then clients are served.
@@ -17,7 +17,8 @@ fn dhcp_without_server_falls_back_to_static_address_on_time() {
         fallback: Some((Ipv4Cidr::new(sim::SERVER_IP, 24), None)),
         fallback_after_ms: 3_000,
     };
-    let mut sim: Small = Sim::try_with(config, sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::try_with(&mut buffers, config, sim::store()).unwrap();
     assert!(!sim.server.is_listening());
     sim.run_until(2_999);
     assert_eq!(sim.server.ipv4_address(), None);
@@ -35,7 +36,8 @@ fn dhcp_without_server_falls_back_to_static_address_on_time() {
 /// QUIT, a few at a time: every slot comes back, every counter adds up.
 #[test]
 fn client_churn_leaks_no_slot() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     for round in 0..100u64 {
         let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
         for (i, &c) in clients.iter().enumerate() {
@@ -69,7 +71,8 @@ fn client_churn_leaks_no_slot() {
 /// ends with no open connection.
 #[test]
 fn shutdown_closes_after_queued_replies_and_stops_accepting() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let a = sim.connect_ready();
     let b = sim.connect_ready();
     sim.queue(a, &sim::encode_str(&["PING", "last words"]));
@@ -97,7 +100,8 @@ fn shutdown_closes_after_queued_replies_and_stops_accepting() {
 /// keys and close idle connections, not panic.
 #[test]
 fn clock_far_in_the_future_does_not_panic() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(sim.request(c, &["SET", "v", "1", "EX", "10"]), Reply::ok());
     assert_eq!(sim.request(c, &["SET", "p", "1"]), Reply::ok());
@@ -119,7 +123,8 @@ fn dhcp_lease_then_fallback_after_each_lost_lease() {
         fallback: Some((fallback, None)),
         fallback_after_ms: 3_000,
     };
-    let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::build(&mut buffers, config, sim::store()).unwrap();
     sim.start_dhcp_server(sim::SERVER_IP, 60);
     sim.settle();
     assert_eq!(sim.server.ipv4_address(), Some(leased));
@@ -166,7 +171,8 @@ fn dhcp_lease_then_fallback_after_each_lost_lease() {
 /// to run again only at smoltcp's delayed-ACK deadline, 10 ms later.
 #[test]
 fn request_landing_mid_poll_is_answered_without_waiting() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     for round in 0..20 {
         let c = sim.connect();
         let start = sim.now;
@@ -187,7 +193,8 @@ fn request_landing_mid_poll_is_answered_without_waiting() {
 /// `connected_clients` at once, as in Redis, not when the close has finished.
 #[test]
 fn closing_client_leaves_connected_clients_at_once() {
-    let mut sim: Small = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let watcher = sim.connect_ready();
     let leaving = sim.connect_ready();
     let clients = |sim: &mut Small| {
@@ -206,7 +213,8 @@ fn closing_client_leaves_connected_clients_at_once() {
 #[test]
 fn polls_service_only_slots_with_traffic() {
     fn visits_for_requests(idle: usize) -> u64 {
-        let mut sim: Sim<16, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+        let mut buffers = ServerBuffers::default();
+        let mut sim: Sim<16, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
         let _idle: Vec<_> = (0..idle).map(|_| sim.connect_ready()).collect();
         let active = sim.connect_ready();
         let polls_before = sim.server_polls;

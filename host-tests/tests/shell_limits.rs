@@ -4,7 +4,7 @@
 
 use host_tests::sim;
 use host_tests::sim::{info_field, Reply, Sim};
-use net_shell::{SetupError, Timeouts};
+use net_shell::{ServerBuffers, SetupError, Timeouts};
 
 const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
@@ -14,7 +14,8 @@ fn int(n: i64) -> Reply {
 
 #[test]
 fn store_full_of_keys_refuses_new_keys_and_keeps_every_key() {
-    let mut sim: Sim<4, 8, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 8, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     for i in 0..8 {
         let (key, value) = (format!("k{i}"), format!("v{i}"));
@@ -63,8 +64,8 @@ fn store_full_of_keys_refuses_new_keys_and_keeps_every_key() {
 
 /// Values of 1000 bytes (1,024-byte blocks: 8 + key + value, rounded up to a size class) in a
 /// 4096-byte pool, with a filler that takes the last 1,024.
-fn full_of_bytes() -> (Sim<4, 256, 4096>, sim::Client) {
-    let mut sim: Sim<4, 256, 4096> = Sim::new(Timeouts::DEFAULT);
+fn full_of_bytes(buffers: &mut ServerBuffers) -> (Sim<'_, 4, 256, 4096>, sim::Client) {
+    let mut sim: Sim<4, 256, 4096> = Sim::new(buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     for i in 0..3 {
         let value = char::from(b'a' + i).to_string().repeat(1000);
@@ -83,7 +84,8 @@ fn full_of_bytes() -> (Sim<4, 256, 4096>, sim::Client) {
 
 #[test]
 fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
-    let (mut sim, c) = full_of_bytes();
+    let mut buffers = ServerBuffers::default();
+    let (mut sim, c) = full_of_bytes(&mut buffers);
     for args in [
         &["SET", "z", "1"][..],
         &["SET", "k0", &"A".repeat(1024)],
@@ -114,7 +116,8 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
 /// Overwriting with a value of the same size needs no new bytes, even with GET.
 #[test]
 fn full_store_overwrites_in_place_with_and_without_get() {
-    let (mut sim, c) = full_of_bytes();
+    let mut buffers = ServerBuffers::default();
+    let (mut sim, c) = full_of_bytes(&mut buffers);
     let b = "B".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "k1", &b]), Reply::ok());
     let c2 = "C".repeat(1000);
@@ -126,7 +129,8 @@ fn full_store_overwrites_in_place_with_and_without_get() {
 /// A shorter value gives its bytes back: what was refused for lack of room then fits.
 #[test]
 fn overwriting_with_a_shorter_value_frees_bytes() {
-    let (mut sim, c) = full_of_bytes();
+    let mut buffers = ServerBuffers::default();
+    let (mut sim, c) = full_of_bytes(&mut buffers);
     assert_eq!(
         sim.request(c, &["SET", "z", &"z".repeat(900)]),
         Reply::error(OOM)
@@ -149,7 +153,8 @@ fn overwriting_with_a_shorter_value_frees_bytes() {
 
 #[test]
 fn value_or_key_over_the_limit_refused_with_clear_error() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     let too_big = "v".repeat(sim::MAX_VALUE + 1);
     let expected = format!("ERR value is too large (max {} bytes)", sim::MAX_VALUE);
@@ -187,7 +192,8 @@ fn value_or_key_over_the_limit_refused_with_clear_error() {
 /// With 4 sockets, 3 clients are served; the 4th is told and closed, and counted.
 #[test]
 fn max_clients_served_and_the_next_refused() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
     let refused = sim.connect();
     sim.send(refused, &sim::encode_str(&["SET", "refused", "1"]));
@@ -230,7 +236,8 @@ fn max_clients_served_and_the_next_refused() {
 /// side) no longer holds a client slot: the next client is served, not refused.
 #[test]
 fn closing_client_frees_its_slot_for_the_next_one() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let clients: Vec<_> = (0..3).map(|_| sim.connect_ready()).collect();
     sim.send(clients[0], b"*1\r\n$x\r\n");
     assert_eq!(
@@ -250,7 +257,8 @@ fn closing_client_frees_its_slot_for_the_next_one() {
 /// A refused client that never closes is aborted after close_ms, freeing the refusing socket.
 #[test]
 fn refused_client_that_stays_is_aborted() {
-    let mut sim: Sim<2, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<2, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let served = sim.connect_ready();
     let refused = sim.connect();
     assert_eq!(
@@ -270,11 +278,14 @@ fn refused_client_that_stays_is_aborted() {
     assert_eq!(sim.request(served, &["PING"]), Reply::simple("PONG"));
 }
 
-fn with_input(input: usize) -> Result<Sim<2, 16, 65536>, SetupError> {
+fn with_input(
+    buffers: &mut ServerBuffers,
+    input: usize,
+) -> Result<Sim<'_, 2, 16, 65536>, SetupError> {
     let mut config = sim::config(Timeouts::DEFAULT);
     config.buffers.input = input;
     config.buffers.tx = config.buffers.reply().max(config.buffers.tx);
-    Sim::try_with(config, sim::store())
+    Sim::try_with(buffers, config, sim::store())
 }
 
 /// Where input buffers grow (the `alloc` feature, on in these tests), an input buffer far
@@ -283,7 +294,8 @@ fn with_input(input: usize) -> Result<Sim<2, 16, 65536>, SetupError> {
 /// firmware checks its buffers against its limits at build time.)
 #[test]
 fn input_buffer_smaller_than_the_longest_set_grows_to_take_it() {
-    let mut sim = with_input(64).expect("a 64-byte input buffer");
+    let mut buffers = ServerBuffers::default();
+    let mut sim = with_input(&mut buffers, 64).expect("a 64-byte input buffer");
     let c = sim.connect_ready();
     let key = "k".repeat(sim::MAX_KEY);
     let value = "v".repeat(sim::MAX_VALUE);
@@ -389,7 +401,8 @@ fn maxclients_and_maxmemory_move_within_the_memory_given() {
     let mut config = sim::config(Timeouts::DEFAULT);
     config.capacity.max_clients = 2;
     config.capacity.max_memory = 2048;
-    let mut sim: Sim<4, 256, 65536> = Sim::with(config, sim::store());
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> = Sim::with(&mut buffers, config, sim::store());
     let c = sim.connect_ready();
     let pair = |name: &str, value: &str| Reply::Array(vec![Reply::bulk(name), Reply::bulk(value)]);
     assert_eq!(

@@ -3,17 +3,18 @@
 
 use host_tests::sim;
 use host_tests::sim::{encode_str, Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
-fn sim() -> Small {
-    Sim::new(Timeouts::DEFAULT)
+fn sim(buffers: &mut ServerBuffers) -> Small<'_> {
+    Sim::new(buffers, Timeouts::DEFAULT)
 }
 
 #[test]
 fn pipelined_commands_in_one_send_replied_in_order() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let mut bytes = Vec::new();
     let mut expected = Vec::new();
@@ -46,7 +47,8 @@ fn pipelined_commands_in_one_send_replied_in_order() {
 /// then exactly one.
 #[test]
 fn command_split_at_every_byte_boundary_parses_the_same() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let requests: [(&[u8], Reply); 4] = [
         (&encode_str(&["SET", "split", "a value"]), Reply::ok()),
@@ -71,7 +73,8 @@ fn command_split_at_every_byte_boundary_parses_the_same() {
 
 #[test]
 fn command_arriving_one_byte_per_segment_is_served() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let mut bytes = encode_str(&["SET", "k", "v", "EX", "100"]);
     bytes.extend(encode_str(&["GET", "k"]));
@@ -87,7 +90,8 @@ fn command_arriving_one_byte_per_segment_is_served() {
 
 #[test]
 fn inline_commands_are_served() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.send(c, b"PING\r\n");
     assert_eq!(sim.replies(c), vec![Reply::simple("PONG")]);
@@ -129,7 +133,8 @@ fn inline_commands_are_served() {
 /// running what follows it; another client goes on being served throughout.
 #[test]
 fn malformed_request_answered_with_protocol_error_and_closed() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let bystander = sim.connect_ready();
     let cases: [(&[u8], &str); 7] = [
         (b"*2\r\n$x\r\n", "ERR Protocol error: invalid bulk length"),
@@ -187,7 +192,12 @@ fn request_larger_than_input_buffer_grows_it_and_is_served() {
         sim::MAX_KEY,
         8192,
     );
-    let mut sim: Small = Sim::with(sim::config(Timeouts::DEFAULT), sim::SizedStore(store));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::with(
+        &mut buffers,
+        sim::config(Timeouts::DEFAULT),
+        sim::SizedStore(store),
+    );
     let bystander = sim.connect_ready();
     let input = sim::default_buffers().input;
     let c = sim.connect_ready();
@@ -227,7 +237,8 @@ fn request_larger_than_input_buffer_grows_it_and_is_served() {
 /// The largest request the input buffer holds exactly is served.
 #[test]
 fn request_filling_the_input_buffer_exactly_is_served() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let input = sim::default_buffers().input;
     let arg = (input - 32..input)
@@ -245,7 +256,8 @@ fn request_filling_the_input_buffer_exactly_is_served() {
 /// closes.
 #[test]
 fn half_closed_client_gets_every_pipelined_reply() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     let value = "x".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "big", &value]), Reply::ok());
@@ -266,7 +278,8 @@ fn half_closed_client_gets_every_pipelined_reply() {
 /// A FIN after half a command: nothing to answer, the server closes at once.
 #[test]
 fn half_closed_client_with_half_a_command_is_closed() {
-    let mut sim = sim();
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
     let c = sim.connect_ready();
     sim.queue(c, b"*2\r\n$3\r\nGET\r\n$1\r\n");
     sim.close(c);

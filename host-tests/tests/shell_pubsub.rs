@@ -5,9 +5,9 @@
 
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type Small = Sim<4, 64, 16384>;
+type Small<'m> = Sim<'m, 4, 64, 16384>;
 
 fn int(n: i64) -> Reply {
     Reply::Int(n)
@@ -22,7 +22,8 @@ fn send(sim: &mut Small, client: sim::Client, args: &[&str]) {
 
 #[test]
 fn expired_event_goes_out_when_the_key_goes() {
-    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
     let subscriber = sim.connect_ready();
     let writer = sim.connect_ready();
     assert_eq!(
@@ -71,7 +72,8 @@ fn expired_event_goes_out_when_the_key_goes() {
 
 #[test]
 fn subscriber_is_never_idle_closed_but_others_are() {
-    let mut sim: Small = Sim::new(Timeouts::new(1_000, 500, 500));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(1_000, 500, 500));
     let subscriber = sim.connect_ready();
     let idle = sim.connect_ready();
     send(&mut sim, subscriber, &["SUBSCRIBE", "news"]);
@@ -88,7 +90,8 @@ fn subscriber_is_never_idle_closed_but_others_are() {
 
 #[test]
 fn closed_subscriber_is_forgotten() {
-    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
     let subscriber = sim.connect_ready();
     let publisher = sim.connect_ready();
     send(&mut sim, subscriber, &["PSUBSCRIBE", "n*"]);
@@ -103,7 +106,8 @@ fn closed_subscriber_is_forgotten() {
 
 #[test]
 fn resp3_subscriber_hears_its_own_message_before_the_reply() {
-    let mut sim: Small = Sim::new(Timeouts::new(0, 10_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
     let c = sim.connect_ready();
     send(&mut sim, c, &["HELLO", "3"]);
     let _ = sim.take(c);
@@ -125,7 +129,8 @@ fn key_expired_on_access_publishes_its_event_once() {
     let store: sim::SizedStore<64, 16384> = sim::store();
     let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
     config.expire_budget = 1;
-    let mut sim: Small = Sim::with(config, store);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::with(&mut buffers, config, store);
     let subscriber = sim.connect_ready();
     let writer = sim.connect_ready();
     assert_eq!(

@@ -3,14 +3,15 @@
 //! and the sockets smoltcp walks per request do not grow with the number of idle clients.
 
 use host_tests::sim::{self, Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
 /// 150 slots: three shards (64, 64, 22), 149 clients served.
-type Three = Sim<150, 256, 65536>;
+type Three<'m> = Sim<'m, 150, 256, 65536>;
 
 #[test]
 fn clients_in_every_shard_are_served_and_refused_past_the_slots() {
-    let mut sim: Three = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Three = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let clients: Vec<_> = (0..149).map(|_| sim.connect_ready()).collect();
     for (i, &c) in clients.iter().enumerate() {
         let (key, value) = (format!("k{i}"), format!("v{i}"));
@@ -50,7 +51,8 @@ fn clients_in_every_shard_are_served_and_refused_past_the_slots() {
 #[test]
 fn smoltcp_walks_per_request_do_not_grow_with_idle_clients() {
     fn visits_for_requests(idle: usize) -> u64 {
-        let mut sim: Sim<300, 256, 65536> = Sim::new(Timeouts::DEFAULT);
+        let mut buffers = ServerBuffers::default();
+        let mut sim: Sim<300, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
         let active = sim.connect_ready();
         let _idle: Vec<_> = (0..idle).map(|_| sim.connect_ready()).collect();
         sim.settle();

@@ -7,9 +7,9 @@
 
 use host_tests::sim;
 use host_tests::sim::{Reply, Sim};
-use net_shell::Timeouts;
+use net_shell::{ServerBuffers, Timeouts};
 
-type One = Sim<2, 256, 65536>;
+type One<'m> = Sim<'m, 2, 256, 65536>;
 
 /// The only client slot is free again: a new client is served (and then leaves).
 fn slot_listens_again(sim: &mut One) {
@@ -27,7 +27,8 @@ const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 
 #[test]
 fn idle_connection_closed_at_idle_timeout_not_before() {
-    let mut sim: One = Sim::new(Timeouts::new(1_000, 500, 500));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(1_000, 500, 500));
     sim.advance(50);
     let c = sim.connect();
     let connected = sim.now;
@@ -65,7 +66,8 @@ fn idle_connection_closed_at_idle_timeout_not_before() {
 /// the read timeout (1 s) counted from the first byte, though bytes keep coming.
 #[test]
 fn trickling_command_closed_at_read_timeout_from_first_byte() {
-    let mut sim: One = Sim::new(Timeouts::new(10_000, 1_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(10_000, 1_000, 10_000));
     let c = sim.connect_ready();
     let first = 100;
     let mut closed_at = None;
@@ -93,7 +95,8 @@ fn trickling_command_closed_at_read_timeout_from_first_byte() {
 /// starts afresh for the next one.
 #[test]
 fn slow_command_within_read_timeout_is_served() {
-    let mut sim: One = Sim::new(Timeouts::new(10_000, 1_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(10_000, 1_000, 10_000));
     let c = sim.connect_ready();
     for _ in 0..3 {
         for byte in PING {
@@ -111,7 +114,8 @@ fn slow_command_within_read_timeout_is_served() {
 /// partly there.
 #[test]
 fn read_timer_restarts_for_each_pipelined_command() {
-    let mut sim: One = Sim::new(Timeouts::new(10_000, 1_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(10_000, 1_000, 10_000));
     let c = sim.connect_ready();
     let stream: Vec<u8> = PING.repeat(20);
     for chunk in stream.chunks(5) {
@@ -128,7 +132,8 @@ fn read_timer_restarts_for_each_pipelined_command() {
 /// idle.
 #[test]
 fn idle_timeout_applies_to_half_command_when_read_timeout_disabled() {
-    let mut sim: One = Sim::new(Timeouts::new(1_000, 0, 1_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(1_000, 0, 1_000));
     let c = sim.connect_ready();
     sim.advance(100);
     sim.send(c, b"*1\r\n$4\r\nPI");
@@ -146,7 +151,8 @@ fn idle_timeout_applies_to_half_command_when_read_timeout_disabled() {
 #[test]
 fn client_that_never_reads_closed_at_write_timeout() {
     // Read and write timeouts equal, as in the defaults.
-    let mut sim: One = Sim::new(Timeouts::new(60_000, 1_000, 1_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(60_000, 1_000, 1_000));
     let c = sim.connect_with(2048, 65536);
     let value = "x".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "big", &value]), Reply::ok());
@@ -176,7 +182,8 @@ fn client_that_never_reads_closed_at_write_timeout() {
 /// A client that reads slowly but steadily is not closed by the write timeout.
 #[test]
 fn slow_reader_making_progress_is_not_closed() {
-    let mut sim: One = Sim::new(Timeouts::new(60_000, 1_000, 1_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(60_000, 1_000, 1_000));
     let c = sim.connect_with(2048, 65536);
     let value = "y".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "big", &value]), Reply::ok());
@@ -202,7 +209,8 @@ fn slow_reader_making_progress_is_not_closed() {
 /// back after close_ms.
 #[test]
 fn half_closed_client_aborted_after_close_timeout() {
-    let mut sim: One = Sim::new(Timeouts::new(1_000, 1_000, 1_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(1_000, 1_000, 1_000));
     let c = sim.connect_ready();
     assert_eq!(sim.run_until_closed(c, 5_000), Some(1_000));
     let close_ms = Timeouts::DEFAULT.close_ms;
@@ -219,7 +227,8 @@ fn half_closed_client_aborted_after_close_timeout() {
 
 #[test]
 fn client_close_and_reset_free_the_slot() {
-    let mut sim: One = Sim::new(Timeouts::DEFAULT);
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::DEFAULT);
     let c = sim.connect_ready();
     assert_eq!(sim.stats().connected_clients, 1);
     sim.close(c);
@@ -241,7 +250,8 @@ fn client_close_and_reset_free_the_slot() {
 
 #[test]
 fn zero_timeouts_never_close() {
-    let mut sim: One = Sim::new(Timeouts::new(0, 0, 0));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: One = Sim::new(&mut buffers, Timeouts::new(0, 0, 0));
     let c = sim.connect_ready();
     sim.send(c, b"*1\r\n$4\r\nPI");
     sim.advance(86_400_000);
@@ -254,7 +264,9 @@ fn zero_timeouts_never_close() {
 /// (whose clientsCron compares each client's last interaction with the current setting).
 #[test]
 fn config_set_timeout_applies_to_waiting_connections() {
-    let mut sim: Sim<4, 256, 65536> = Sim::new(Timeouts::new(300_000, 10_000, 10_000));
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 256, 65536> =
+        Sim::new(&mut buffers, Timeouts::new(300_000, 10_000, 10_000));
     let waiting = sim.connect_ready();
     let admin = sim.connect_ready();
     sim.advance(1_000);

@@ -6,9 +6,9 @@
 use host_tests::sim;
 use host_tests::sim::{NtpAnswer, Reply, Sim};
 use net_shell::smoltcp::wire::{Ipv4Address, Ipv4Cidr};
-use net_shell::{IpSetup, ServerConfig, Timeouts};
+use net_shell::{IpSetup, ServerBuffers, ServerConfig, Timeouts};
 
-type Small = Sim<4, 256, 65536>;
+type Small<'m> = Sim<'m, 4, 256, 65536>;
 
 /// The NTP server's clock at simulated time 0: 2023-11-14 22:13:20 UTC.
 const UNIX_AT_ZERO: u64 = 1_700_000_000_000;
@@ -26,8 +26,9 @@ fn config_with_ntp(server: Option<Ipv4Address>) -> ServerConfig {
 
 /// A server with the NTP server at the client interface configured, and that server running
 /// with `answer`, at time 0 (not yet polled).
-fn sim_with_ntp(answer: NtpAnswer) -> Small {
-    let mut sim: Small = Sim::build(config_with_ntp(Some(sim::CLIENT_IP)), sim::store()).unwrap();
+fn sim_with_ntp(buffers: &mut ServerBuffers, answer: NtpAnswer) -> Small<'_> {
+    let mut sim: Small =
+        Sim::build(buffers, config_with_ntp(Some(sim::CLIENT_IP)), sim::store()).unwrap();
     sim.start_ntp_server(UNIX_AT_ZERO);
     sim.ntp_server().answer = answer;
     sim
@@ -58,7 +59,8 @@ fn time_ms(sim: &mut Small, c: sim::Client) -> u64 {
 
 #[test]
 fn sync_from_configured_server_sets_time_and_absolute_expiry() {
-    let mut sim = sim_with_ntp(NtpAnswer::Correct);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim_with_ntp(&mut buffers, NtpAnswer::Correct);
     sim.settle();
     assert_eq!(sim.ntp_server().requests, vec![0], "one request at start");
     assert_eq!(sim.server.ntp_server(), Some(sim::CLIENT_IP));
@@ -104,7 +106,13 @@ fn sync_from_configured_server_sets_time_and_absolute_expiry() {
 
 #[test]
 fn server_started_late_is_found_by_a_retry() {
-    let mut sim: Small = Sim::build(config_with_ntp(Some(sim::CLIENT_IP)), sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::build(
+        &mut buffers,
+        config_with_ntp(Some(sim::CLIENT_IP)),
+        sim::store(),
+    )
+    .unwrap();
     sim.settle();
     sim.advance(1_000);
     let c = sim.connect_ready();
@@ -132,7 +140,8 @@ fn ntp_server_from_dhcp_option_42_is_used() {
         fallback: None,
         fallback_after_ms: 3_000,
     };
-    let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::build(&mut buffers, config, sim::store()).unwrap();
     sim.start_dhcp_server(sim::SERVER_IP, 600);
     sim.dhcp_server().ntp_server = Some(sim::CLIENT_IP);
     sim.start_ntp_server(UNIX_AT_ZERO);
@@ -163,7 +172,8 @@ fn dhcp_ack_longer_than_548_bytes_gives_a_lease_but_no_ntp_server() {
             fallback: None,
             fallback_after_ms: 3_000,
         };
-        let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+        let mut buffers = ServerBuffers::default();
+        let mut sim: Small = Sim::build(&mut buffers, config, sim::store()).unwrap();
         sim.start_dhcp_server(sim::SERVER_IP, 600);
         sim.dhcp_server().ntp_server = Some(sim::CLIENT_IP);
         sim.dhcp_server().padding = padding;
@@ -191,7 +201,8 @@ fn dhcp_lease_without_ntp_option_starts_no_sync() {
         fallback: None,
         fallback_after_ms: 3_000,
     };
-    let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::build(&mut buffers, config, sim::store()).unwrap();
     sim.start_dhcp_server(sim::SERVER_IP, 600);
     sim.start_ntp_server(UNIX_AT_ZERO);
     sim.run_until_true(10_000, |s| s.server.is_listening())
@@ -210,7 +221,8 @@ fn configured_server_wins_over_dhcp_option() {
         fallback: Some((Ipv4Cidr::new(Ipv4Address::new(10, 0, 0, 3), 24), None)),
         fallback_after_ms: 3_000,
     };
-    let mut sim: Small = Sim::build(config, sim::store()).unwrap();
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::build(&mut buffers, config, sim::store()).unwrap();
     sim.start_dhcp_server(sim::SERVER_IP, 600);
     sim.dhcp_server().ntp_server = Some(other);
     sim.start_ntp_server(UNIX_AT_ZERO);
@@ -232,7 +244,8 @@ fn bad_replies_are_ignored_and_the_clock_not_set() {
         NtpAnswer::KissOfDeath(*b"RATE"),
         NtpAnswer::KissOfDeath(*b"DENY"),
     ] {
-        let mut sim = sim_with_ntp(answer);
+        let mut buffers = ServerBuffers::default();
+        let mut sim = sim_with_ntp(&mut buffers, answer);
         sim.settle();
         sim.advance(60_000);
         assert_eq!(
@@ -283,7 +296,8 @@ fn bad_replies_are_ignored_and_the_clock_not_set() {
 /// to reported deadlines, so a retry it forgot to report would come late).
 #[test]
 fn silent_server_is_asked_again_with_bounded_backoff() {
-    let mut sim = sim_with_ntp(NtpAnswer::Silent);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim_with_ntp(&mut buffers, NtpAnswer::Silent);
     sim.settle();
     sim.run_until(2 * RESYNC_INTERVAL_MS);
     let requests = sim.ntp_server().requests.clone();
@@ -316,7 +330,8 @@ fn silent_server_is_asked_again_with_bounded_backoff() {
 /// After a sync the next comes an hour later, and follows the server's clock if it moved.
 #[test]
 fn resync_every_hour_follows_the_server_clock() {
-    let mut sim = sim_with_ntp(NtpAnswer::Correct);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim_with_ntp(&mut buffers, NtpAnswer::Correct);
     sim.settle();
     assert!(sim.server.take_clock_sync().is_some());
     // The NTP server's clock is stepped 5 s forward (or ours drifted 5 s behind).
@@ -339,7 +354,8 @@ fn resync_every_hour_follows_the_server_clock() {
 /// from the server.
 #[test]
 fn seeded_clock_is_replaced_by_sntp() {
-    let mut sim = sim_with_ntp(NtpAnswer::Silent);
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim_with_ntp(&mut buffers, NtpAnswer::Silent);
     sim.server.set_unix_time(0, UNIX_AT_ZERO - 60_000);
     sim.settle();
     assert_eq!(

@@ -31,6 +31,8 @@ pub mod store;
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
 pub use command::MAX_ARGS;
 pub use memory::Memory;
+#[cfg(feature = "alloc")]
+pub use server::ServerBuffers;
 pub use server::{
     BufferSizes, ClientSlot, IpSetup, Server, ServerConfig, ServerMemory, SetupError,
 };

@@ -709,9 +709,9 @@ mod tests {
 
     use super::*;
 
-    /// An empty pool of `bytes` bytes (leaked: tests only).
-    fn pool_of(bytes: usize) -> Pool<'static> {
-        Pool::new(Memory::from(vec![0u8; bytes].leak()))
+    /// An empty pool over `bytes`.
+    fn pool_of(bytes: &mut [u8]) -> Pool<'_> {
+        Pool::new(Memory::from(bytes))
     }
 
     /// Owners numbered by their index, tracking offsets and the bytes they were given.
@@ -858,7 +858,8 @@ mod tests {
 
     #[test]
     fn empty_pool_bumps_the_top() {
-        let mut pool = pool_of(64);
+        let mut bytes = vec![0u8; 64];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         assert_eq!(allocate(&mut pool, &mut owners, 0, 8), Some(8));
         assert_eq!(allocate(&mut pool, &mut owners, 1, 20), Some(24));
@@ -868,7 +869,8 @@ mod tests {
 
     #[test]
     fn full_pool_refuses_without_change() {
-        let mut pool = pool_of(40);
+        let mut bytes = vec![0u8; 40];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         // Only 32 of 40 bytes are usable.
         assert!(allocate(&mut pool, &mut owners, 0, 24).is_some());
@@ -879,7 +881,8 @@ mod tests {
 
     #[test]
     fn freed_neighbours_merge_into_one_block() {
-        let mut pool = pool_of(128);
+        let mut bytes = vec![0u8; 128];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         for owner in 0..4 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -901,7 +904,8 @@ mod tests {
 
     #[test]
     fn freed_block_is_reused_without_moving() {
-        let mut pool = pool_of(128);
+        let mut bytes = vec![0u8; 128];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -914,7 +918,8 @@ mod tests {
 
     #[test]
     fn rewrite_that_fits_stays_in_place_and_frees_the_rest() {
-        let mut pool = pool_of(128);
+        let mut bytes = vec![0u8; 128];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -925,7 +930,8 @@ mod tests {
 
     #[test]
     fn rewrite_of_the_same_class_stays_in_place() {
-        let mut pool = pool_of(128);
+        let mut bytes = vec![0u8; 128];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 20);
         allocate(&mut pool, &mut owners, 1, 8);
@@ -936,7 +942,8 @@ mod tests {
 
     #[test]
     fn shrinking_rewrite_takes_a_free_block_of_its_class_rather_than_cut_its_own() {
-        let mut pool = pool_of(128);
+        let mut bytes = vec![0u8; 128];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 4]);
         allocate(&mut pool, &mut owners, 0, 40); // 48 bytes at 0
         for owner in 1..4 {
@@ -955,7 +962,8 @@ mod tests {
     #[test]
     fn shrunk_then_regrown_block_grows_back_in_place() {
         // Issue 7's pattern: shrink a block near the start of a full pool, then regrow it.
-        let mut pool = pool_of(4096);
+        let mut bytes = vec![0u8; 4096];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 300]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 24).is_some() {
@@ -972,7 +980,8 @@ mod tests {
 
     #[test]
     fn rewrite_merges_with_free_blocks_on_both_sides() {
-        let mut pool = pool_of(256);
+        let mut bytes = vec![0u8; 256];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 8]);
         for owner in 0..5 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -986,7 +995,8 @@ mod tests {
 
     #[test]
     fn allocate_when_only_scattered_holes_compacts_a_window() {
-        let mut pool = pool_of(256);
+        let mut bytes = vec![0u8; 256];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 16]);
         for owner in 0..16 {
             allocate(&mut pool, &mut owners, owner, 8);
@@ -1013,7 +1023,8 @@ mod tests {
     #[test]
     fn allocate_when_full_of_holes_moves_at_most_bound() {
         const BYTES: usize = 1 << 20;
-        let mut pool = pool_of(BYTES);
+        let mut bytes = vec![0u8; BYTES];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; BYTES / 16 + 64]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 8).is_some() {
@@ -1051,7 +1062,8 @@ mod tests {
 
     #[test]
     fn small_pool_refuses_only_when_full_by_count() {
-        let mut pool = pool_of(512);
+        let mut bytes = vec![0u8; 512];
+        let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 64]);
         let mut owner = 0;
         while allocate(&mut pool, &mut owners, owner, 8).is_some() {
@@ -1072,7 +1084,8 @@ mod tests {
     #[test]
     fn random_workload_keeps_blocks_and_invariants() {
         fn run<const B: usize>(rounds: usize, max_len: usize, seed: u64) {
-            let mut pool = pool_of(B);
+            let mut bytes = vec![0u8; B];
+            let mut pool = pool_of(&mut bytes);
             let mut owners = Offsets(vec![0; 512]);
             let mut lens: Vec<Option<usize>> = vec![None; 512];
             let mut state = seed;

@@ -15,7 +15,9 @@ mod ntp;
 mod resp;
 
 use net_shell::store::{Store, StoreMemory};
-use net_shell::{BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts};
+use net_shell::{
+    BufferSizes, IpSetup, Security, Server, ServerBuffers, ServerConfig, ServerMemory, Timeouts,
+};
 use smoltcp::iface::{Config, Interface, SocketHandle, SocketSet};
 use smoltcp::phy::ChecksumCapabilities;
 use smoltcp::socket::tcp;
@@ -118,11 +120,12 @@ struct ClientState {
     reading: bool,
 }
 
-/// The server and the client side, and the time.
-pub struct Sim<const C: usize, const K: usize, const B: usize> {
+/// The server and the client side, and the time. The server's buffers are the test's
+/// ([`ServerBuffers`], lent for `'m`), as a host binary's are its own.
+pub struct Sim<'m, const C: usize, const K: usize, const B: usize> {
     /// Simulated milliseconds.
     pub now: u64,
-    pub server: Server<'static>,
+    pub server: Server<'m>,
     server_link: LinkEnd,
     client_link: LinkEnd,
     client_iface: Interface,
@@ -142,15 +145,19 @@ fn ms(at: Instant) -> u64 {
     at.total_millis().max(0) as u64
 }
 
-impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
+impl<'m, const C: usize, const K: usize, const B: usize> Sim<'m, C, K, B> {
     /// A server with these timeouts and a fresh store, at time 0.
-    pub fn new(timeouts: Timeouts) -> Self {
-        Self::with(config(timeouts), store())
+    pub fn new(buffers: &'m mut ServerBuffers, timeouts: Timeouts) -> Self {
+        Self::with(buffers, config(timeouts), store())
     }
 
     /// A server built from `config` over `store`, at time 0, polled once.
-    pub fn with(config: ServerConfig, store: SizedStore<K, B>) -> Self {
-        let sim = Self::try_with(config, store).expect("server setup");
+    pub fn with(
+        buffers: &'m mut ServerBuffers,
+        config: ServerConfig,
+        store: SizedStore<K, B>,
+    ) -> Self {
+        let sim = Self::try_with(buffers, config, store).expect("server setup");
         assert!(sim.server.is_listening());
         sim
     }
@@ -158,30 +165,33 @@ impl<const C: usize, const K: usize, const B: usize> Sim<C, K, B> {
     /// Like [`with`](Self::with), handing back the setup error, and not requiring the server
     /// to listen yet (DHCP).
     pub fn try_with(
+        buffers: &'m mut ServerBuffers,
         config: ServerConfig,
         store: SizedStore<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
-        let mut sim = Self::build(config, store)?;
+        let mut sim = Self::build(buffers, config, store)?;
         sim.settle();
         Ok(sim)
     }
 
     /// Builds the server and the client side at time 0, polling neither.
     pub fn build(
+        buffers: &'m mut ServerBuffers,
         config: ServerConfig,
         store: SizedStore<K, B>,
     ) -> Result<Self, net_shell::SetupError> {
-        Self::build_at(config, store, 0)
+        Self::build_at(buffers, config, store, 0)
     }
 
     /// Builds the server and the client side at time `start`, polling neither.
     pub fn build_at(
+        buffers: &'m mut ServerBuffers,
         config: ServerConfig,
         store: SizedStore<K, B>,
         start: u64,
     ) -> Result<Self, net_shell::SetupError> {
         let (mut server_link, mut client_link) = link(0x11e7 ^ start);
-        let memory = ServerMemory::allocate(C, config.buffers);
+        let memory = ServerMemory::allocate(C, config.buffers, buffers);
         let server = Server::new(config, store.0, memory, &mut server_link, start)?;
 
         let mut client_config = Config::new(HardwareAddress::Ethernet(EthernetAddress([

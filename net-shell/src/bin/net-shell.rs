@@ -15,7 +15,8 @@ use net_shell::smoltcp::phy::{Medium, TunTapInterface};
 use net_shell::smoltcp::wire::{EthernetAddress, Ipv4Address, Ipv4Cidr};
 use net_shell::store::{Store, StoreMemory};
 use net_shell::{
-    BufferSizes, IpSetup, Security, Server, ServerConfig, ServerMemory, Timeouts, MAX_PASSWORD_LEN,
+    BufferSizes, IpSetup, Security, Server, ServerBuffers, ServerConfig, ServerMemory, Timeouts,
+    MAX_PASSWORD_LEN,
 };
 
 /// The largest key.
@@ -263,8 +264,10 @@ fn run(args: Args) -> Result<(), String> {
         args.proto_max_bulk_len,
         seed as u32,
     );
-    // One slot more than `maxclients`: it refuses the next client politely.
-    let memory = ServerMemory::allocate(args.maxclients as usize + 1, BUFFERS);
+    // One slot more than `maxclients`: it refuses the next client politely. The buffers live
+    // as long as the process serves.
+    let mut buffers = ServerBuffers::default();
+    let memory = ServerMemory::allocate(args.maxclients as usize + 1, BUFFERS, &mut buffers);
 
     let mut config = ServerConfig::new(
         args.mac.0,

@@ -58,6 +58,8 @@ use dhcp::{apply_address, DhcpState};
 use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};
 use shards::{Shards, SHARD};
+#[cfg(feature = "alloc")]
+pub use slots::ServerBuffers;
 use slots::SlotQueue;
 pub use slots::{ClientSlot, ServerMemory};
 use timer_policy::Timeout;

@@ -117,30 +117,37 @@ impl<'a> ServerMemory<'a> {
 
     /// Memory for `clients` client slots (at most [`MAX_CLIENTS`](Self::MAX_CLIENTS)) with
     /// buffers of `sizes` (pass the same sizes to [`Server::new`](super::Server::new)'s
-    /// configuration), from the global allocator. With the `sntp` feature, the SNTP client's
-    /// memory too (leaked, as the buffers are).
-    ///
-    /// The buffers are one zeroed allocation, so a slot's pages cost no RSS until a client
-    /// uses them. It is leaked: the sockets borrow their buffers from it for as long as the
-    /// server lives, which for a host server is until the process ends. (Owned per-socket
-    /// buffers would cost RSS for every idle slot: the allocator clears small blocks as it
-    /// hands them out.)
+    /// configuration): the tables from the global allocator, owned by the server and freed
+    /// with it, and the buffers in `buffers`, which the caller owns and lends (as smoltcp's
+    /// sockets borrow their buffers): [`ServerBuffers`] are (re)made for this size here, and
+    /// must outlive the server. With the `sntp` feature, the SNTP client's memory is in
+    /// `buffers` too.
     ///
     /// # Examples
     ///
     /// ```
-    /// use net_shell::{BufferSizes, ServerMemory};
+    /// use net_shell::{BufferSizes, ServerBuffers, ServerMemory};
     ///
     /// let sizes = BufferSizes { rx: 4096, tx: 4096, input: 2048 };
-    /// let memory = ServerMemory::allocate(10_001, sizes);
+    /// let mut buffers = ServerBuffers::default();
+    /// let memory = ServerMemory::allocate(10_001, sizes, &mut buffers);
     /// assert_eq!(memory.clients(), 10_001);
     /// ```
     #[cfg(feature = "alloc")]
-    pub fn allocate(clients: usize, sizes: BufferSizes) -> ServerMemory<'static> {
+    pub fn allocate(clients: usize, sizes: BufferSizes, buffers: &'a mut ServerBuffers) -> Self {
         use alloc::vec::Vec;
         let clients = clients.min(Self::MAX_CLIENTS);
         let timer_slots = || (0..clients).map(|_| TimeoutSlot::new()).collect::<Vec<_>>();
-        let buffer = alloc::vec![0u8; sizes.bytes_needed(clients)].leak();
+        *buffers = ServerBuffers {
+            bytes: alloc::vec![0u8; sizes.bytes_needed(clients)],
+            #[cfg(feature = "sntp")]
+            sntp: super::SntpMemory::new(),
+        };
+        let ServerBuffers {
+            bytes,
+            #[cfg(feature = "sntp")]
+            sntp,
+        } = buffers;
         ServerMemory {
             sockets: Memory::from(
                 (0..clients + CONTROL_SOCKETS)
@@ -154,9 +161,9 @@ impl<'a> ServerMemory<'a> {
             ),
             timers: Memory::from(timer_slots()),
             write_timers: Memory::from(timer_slots()),
-            bytes: Bytes::lent(buffer),
+            bytes: Bytes::lent(bytes),
             #[cfg(feature = "sntp")]
-            sntp: Some(alloc::boxed::Box::leak(alloc::boxed::Box::default())),
+            sntp: Some(sntp),
         }
     }
 
@@ -195,6 +202,21 @@ impl<'a> ServerMemory<'a> {
         }
         Ok(())
     }
+}
+
+/// The buffers of a server sized at run time, which the caller owns and lends to
+/// [`ServerMemory::allocate`]: the sockets' and commands' buffers in one zeroed allocation, so a
+/// slot's pages cost no RSS until a client uses them (buffers of their own would each be cleared
+/// as the allocator hands them out), and with the `sntp` feature the SNTP client's memory. A
+/// host binary keeps them for its whole run; they are freed when dropped.
+///
+/// Empty until [`ServerMemory::allocate`] sizes them.
+#[cfg(feature = "alloc")]
+#[derive(Default)]
+pub struct ServerBuffers {
+    bytes: alloc::vec::Vec<u8>,
+    #[cfg(feature = "sntp")]
+    sntp: super::SntpMemory,
 }
 
 /// Sockets beside the client sockets that [`ServerMemory::allocate`] makes room for: DHCP's,
