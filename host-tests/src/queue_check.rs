@@ -185,6 +185,28 @@ impl<E, const N: usize> AsMut<[E]> for VecSlots<E, N> {
 
 /// A wheel over caller-provided slots.
 pub type SliceWheel<const N: usize> = TimerWheelOn<Payload, VecSlots<WheelSlot<Payload>, N>>;
+/// Capacity of the wheel [`check_all_queues`] runs in the blocks layout: the smallest that
+/// layout has room for (blocks of four cells).
+pub const BLOCKS_CAPACITY: usize = 8_192;
+
+/// `N` slots in a `Vec` for a wheel made with `with_storage_in_blocks`: the blocks layout the
+/// wheel uses from 2^19 timers, at a capacity small enough to fill and compact in a test.
+pub struct BlockSlots<E, const N: usize>(VecSlots<E, N>);
+
+impl<E, const N: usize> AsRef<[E]> for BlockSlots<E, N> {
+    fn as_ref(&self) -> &[E] {
+        self.0.as_ref()
+    }
+}
+
+impl<E, const N: usize> AsMut<[E]> for BlockSlots<E, N> {
+    fn as_mut(&mut self) -> &mut [E] {
+        self.0.as_mut()
+    }
+}
+
+/// A wheel over caller-provided slots, in the blocks layout at any capacity.
+pub type BlocksWheel<const N: usize> = TimerWheelOn<Payload, BlockSlots<WheelSlot<Payload>, N>>;
 /// A heap over caller-provided slots.
 pub type SliceHeap<const N: usize, const D: usize> =
     TimerHeapOn<Payload, VecSlots<HeapSlot<Payload>, N>, D>;
@@ -203,6 +225,14 @@ impl<const N: usize> QueueUnderTest for TimerWheel<Payload, N> {
 impl<const N: usize> QueueUnderTest for SliceWheel<N> {
     fn fresh() -> Self {
         Self::with_storage(VecSlots::new())
+    }
+    const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
+    const CAPACITY: usize = N;
+}
+
+impl<const N: usize> QueueUnderTest for BlocksWheel<N> {
+    fn fresh() -> Self {
+        Self::with_storage_in_blocks(BlockSlots(VecSlots::new()))
     }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
     const CAPACITY: usize = N;
@@ -540,7 +570,8 @@ pub struct QueueInput {
 /// Runs `input` on every queue: [`TimerWheel`], [`TimerHeap`] with arity 2 and 4,
 /// [`TimeoutList`], and [`TimeoutLists`] with [`LISTS`] lists, each of [`FUZZ_CAPACITY`], and
 /// the wheel, the heap and the lists again over slots the caller provides ([`SliceWheel`],
-/// [`SliceHeap`], [`SliceLists`]).
+/// [`SliceHeap`], [`SliceLists`]), and a wheel of [`BLOCKS_CAPACITY`] in the blocks layout
+/// ([`BlocksWheel`]).
 ///
 /// # Panics
 ///
@@ -555,6 +586,7 @@ pub fn check_all_queues(input: &QueueInput) {
     check_input::<SliceWheel<FUZZ_CAPACITY>>(input);
     check_input::<SliceHeap<FUZZ_CAPACITY, 4>>(input);
     check_input::<SliceLists<FUZZ_CAPACITY, LISTS>>(input);
+    check_input::<BlocksWheel<BLOCKS_CAPACITY>>(input);
 }
 
 /// Runs `input` on a fresh queue of type `Q`.

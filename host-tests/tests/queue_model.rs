@@ -18,8 +18,8 @@ use host_tests::seeds::env_number;
 use std::ops::RangeInclusive;
 
 use host_tests::queue_check::{
-    Budget, Coverage, Finish, Op, Payload, QueueUnderTest, Run, SliceHeap, SliceLists, SliceWheel,
-    Time, When,
+    BlocksWheel, Budget, Coverage, Finish, Op, Payload, QueueUnderTest, Run, SliceHeap, SliceLists,
+    SliceWheel, Time, When,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -362,6 +362,16 @@ fn slice_wheel_of_8_random_operations_with_frequent_full_match_model() {
     check_against_model::<SliceWheel<8>>(
         "slice_wheel_of_8_random_operations_with_frequent_full_match_model",
         &plan(cases(1), 50..=400),
+    );
+}
+
+/// The blocks layout (a wheel of 2^19 timers and more) at the smallest capacity it has room for:
+/// long sequences, so that stale cells pile up and the chains are compacted.
+#[test]
+fn blocks_wheel_of_8192_long_random_sequences_match_model() {
+    check_against_model::<BlocksWheel<8_192>>(
+        "blocks_wheel_of_8192_long_random_sequences_match_model",
+        &plan(cases(64), 2_000..=4_000),
     );
 }
 

@@ -33,6 +33,16 @@ pub(crate) struct List {
 impl List {
     pub(crate) const EMPTY: Self = Self { tail: NIL };
 
+    /// The list whose tail is `tail` (`NIL`: empty), for a queue that stores lists as bare tails.
+    pub(crate) const fn from_tail(tail: u32) -> Self {
+        Self { tail }
+    }
+
+    /// The tail, `NIL` when empty.
+    pub(crate) const fn raw_tail(self) -> u32 {
+        self.tail
+    }
+
     pub(crate) const fn is_empty(&self) -> bool {
         self.tail == NIL
     }
@@ -120,11 +130,6 @@ impl List {
         let head = self.head(links)?;
         self.unlink(links, head);
         Some(head)
-    }
-
-    /// Detaches the whole list, leaving this one empty.
-    pub(crate) fn take(&mut self) -> List {
-        core::mem::replace(self, List::EMPTY)
     }
 }
 
@@ -215,16 +220,5 @@ mod tests {
             list.insert_sorted(&mut t, i);
         }
         assert_eq!(collect(&mut list, &mut t)[..7], [4, 2, 6, 1, 3, 5, NIL]);
-    }
-
-    #[test]
-    fn take_detaches_everything() {
-        let mut t = Table::new([0; 9]);
-        let mut list = List::EMPTY;
-        list.push_back(&mut t, 1);
-        list.push_back(&mut t, 2);
-        let mut taken = list.take();
-        assert!(list.is_empty());
-        assert_eq!(collect(&mut taken, &mut t)[..3], [1, 2, NIL]);
     }
 }

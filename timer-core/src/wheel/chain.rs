@@ -1,0 +1,700 @@
+//! Chains of blocks: how a wheel slot keeps its timers in contiguous memory.
+//!
+//! The wheel's storage lends it two `u32` *cells* per timer slot. The cells are cut into blocks
+//! of `K` (a power of two, chosen from the capacity): a block's first cell links to the next
+//! block of its chain, the other `K - 1` hold timers, as the slot numbers of their handles. A
+//! chain (one per wheel slot, and the due list) is a singly linked run of blocks read front to
+//! back: a cascade or an expiry streams through whole blocks, and the handle loads it makes for
+//! one cell do not wait on those of the cell before (a list of linked nodes would make each load
+//! wait for the last).
+//!
+//! A cell is *live* while its handle points back at it; cancel and reschedule only change the
+//! handle, so the cell they leave behind goes *stale* and is dropped when its chain is next read
+//! (a cascade, an expiry) or compacted. Compaction keeps live cells in their order, so first-in
+//! first-out among equal deadlines survives it.
+
+use crate::list::List;
+
+/// "No block": the end of a chain, an empty chain, an empty free list. Blocks count from 1.
+pub(super) const NIL: u32 = 0;
+
+/// The most cells per block (`K`): a block copied out by [`Chain::take_front_block`] fits a
+/// buffer of this many.
+pub(super) const MAX_BLOCK: usize = 64;
+
+/// Free blocks kept back for cascades: a cascade frees each block it reads before it files the
+/// block's timers, but filing may open a new tail block on each of the 64 finer lists and the
+/// due list.
+pub(super) const RESERVE: u32 = 68;
+
+/// What a chain needs from the storage: its cells, and for each cell whether it is live.
+pub(super) trait Cells {
+    /// The cell at position `at` (0 if out of range).
+    fn cell(&self, at: u32) -> u32;
+    fn set_cell(&mut self, at: u32, value: u32);
+    /// Whether the cell at `at`, holding `value`, is the one its timer is filed by.
+    fn is_live(&self, value: u32, at: u32) -> bool;
+    /// The live cell holding `value` moved to `to`.
+    fn relocate(&mut self, value: u32, to: u32);
+}
+
+/// The capacity from which a wheel keeps its timers in blocks. Below it, a wheel's timers fit a
+/// large last-level cache, where following links costs less than the blocks' bookkeeping; above
+/// it, linked nodes are cache misses one after another and blocks stream (the benchmark
+/// `timer_peers` measures both sides, see its results).
+pub(super) const BLOCKS_FROM: usize = 1 << 19;
+
+/// The block geometry and the free blocks. All zero bytes until first used (`shift == 0`), so
+/// that an empty wheel stays all zeros.
+#[derive(Clone, Copy)]
+pub(super) struct Blocks {
+    /// Cells per block, as a power of two.
+    shift: u32,
+    /// Blocks there are: numbered `1..=count`.
+    count: u32,
+    /// The first free block; each free block's link cell names the next.
+    free: u32,
+    /// Blocks on the free list.
+    free_count: u32,
+    /// Blocks `unused_from + 1 ..= count` were never handed out.
+    unused_from: u32,
+    /// Blocks at any capacity they fit, not only from [`BLOCKS_FROM`] (for tests).
+    force: bool,
+}
+
+impl Blocks {
+    pub(super) const EMPTY: Self = Self {
+        shift: 0,
+        count: 0,
+        free: NIL,
+        free_count: 0,
+        unused_from: 0,
+        force: false,
+    };
+
+    /// Blocks at any capacity they fit (from about 7,400 timers), not only from
+    /// [`BLOCKS_FROM`].
+    pub(super) const FORCED: Self = Self {
+        force: true,
+        ..Self::EMPTY
+    };
+
+    /// Cells per block for a wheel of `capacity` timers over `2 * capacity` cells: the largest
+    /// `K <= MAX_BLOCK` for which a wheel full of live timers, packed, leaves an eighth of its
+    /// blocks free beyond the reserve when every list holds a part-filled tail block. 2 (the
+    /// shift 1) means the linked layout: below [`BLOCKS_FROM`] unless `force`, and below about
+    /// 7,400 timers always, where no `K > 2` fits.
+    pub(super) const fn shift_for(capacity: usize, force: bool) -> u32 {
+        if !force && capacity < BLOCKS_FROM {
+            return 1;
+        }
+        let cells = cells_for(capacity) as usize;
+        let lists = super::level::LISTS + 1;
+        let mut shift = MAX_BLOCK.trailing_zeros();
+        while shift > 1 {
+            let per_block = (1 << shift) - 1;
+            let count = cells >> shift;
+            let need = capacity.div_ceil(per_block) + lists + RESERVE as usize;
+            if need * 8 <= count * 7 {
+                return shift;
+            }
+            shift -= 1;
+        }
+        1
+    }
+
+    /// Sets the geometry for `capacity` timers, if not yet set.
+    #[inline]
+    pub(super) fn init(&mut self, capacity: usize) {
+        if self.shift == 0 {
+            self.shift = Self::shift_for(capacity, self.force);
+            self.count = cells_for(capacity) >> self.shift;
+        }
+    }
+
+    /// Cells per block.
+    #[inline]
+    pub(super) fn block_len(&self) -> u32 {
+        1 << self.shift
+    }
+
+    /// The position of block `block`'s link cell; its timers follow it.
+    #[inline]
+    pub(super) fn first(&self, block: u32) -> u32 {
+        (block - 1) << self.shift
+    }
+
+    /// Blocks that can be handed out.
+    #[inline]
+    pub(super) fn available(&self) -> u32 {
+        self.free_count + (self.count - self.unused_from)
+    }
+
+    /// Free blocks below which a new timer or a reschedule first compacts the lists.
+    #[inline]
+    pub(super) fn low_water(&self) -> u32 {
+        if self.shift > 1 {
+            RESERVE
+        } else {
+            // Blocks of one timer: a cascade reuses each block it frees, so it needs no reserve.
+            0
+        }
+    }
+
+    fn alloc(&mut self, cells: &(impl Cells + ?Sized)) -> Option<u32> {
+        if self.free != NIL {
+            let block = self.free;
+            self.free = cells.cell(self.first(block));
+            self.free_count -= 1;
+            Some(block)
+        } else if self.unused_from < self.count {
+            self.unused_from += 1;
+            Some(self.unused_from)
+        } else {
+            None
+        }
+    }
+
+    fn release(&mut self, cells: &mut (impl Cells + ?Sized), block: u32) {
+        cells.set_cell(self.first(block), self.free);
+        self.free = block;
+        self.free_count += 1;
+    }
+
+    /// Forgets every block (for a wheel emptied by [`Chain`]s it no longer uses).
+    pub(super) fn reset(&mut self) {
+        *self = Self {
+            shift: self.shift,
+            count: self.count,
+            force: self.force,
+            ..Self::EMPTY
+        };
+    }
+}
+
+/// The cells a wheel of `capacity` timers has: two per slot, as positions fit a `u32`.
+const fn cells_for(capacity: usize) -> u32 {
+    let cells = capacity.saturating_mul(2);
+    if cells > u32::MAX as usize {
+        u32::MAX
+    } else {
+        cells as u32
+    }
+}
+
+/// A place in a chain, for walking it front to back.
+#[derive(Clone, Copy)]
+struct Cursor {
+    block: u32,
+    at: u32,
+}
+
+impl Cursor {
+    fn start(chain: &Chain) -> Self {
+        Self {
+            block: chain.head,
+            at: u32::from(chain.head_at),
+        }
+    }
+
+    /// The next position of `chain`, if any.
+    fn next(
+        &mut self,
+        chain: &Chain,
+        cells: &(impl Cells + ?Sized),
+        blocks: &Blocks,
+    ) -> Option<u32> {
+        while self.block != NIL {
+            let end = if self.block == chain.tail {
+                u32::from(chain.tail_len)
+            } else {
+                blocks.block_len()
+            };
+            if self.at < end {
+                let at = blocks.first(self.block) + self.at;
+                self.at += 1;
+                return Some(at);
+            }
+            self.block = if self.block == chain.tail {
+                NIL
+            } else {
+                cells.cell(blocks.first(self.block))
+            };
+            self.at = 1;
+        }
+        None
+    }
+}
+
+/// The most timers a wheel can hold: its cell positions must fit a `u32`.
+pub(super) const MAX_TIMERS: usize = (u32::MAX / 2) as usize;
+
+/// One list of timers: a chain of blocks, read from `head` (from cell `head_at` of it) and
+/// appended at `tail` (which holds `tail_len` cells, its link cell included).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Chain {
+    head: u32,
+    tail: u32,
+    head_at: u16,
+    tail_len: u16,
+    /// Live timers filed on it (the wheel keeps the count; cells may outnumber it).
+    live: u32,
+}
+
+impl Chain {
+    /// No blocks: all zero bytes.
+    pub(super) const EMPTY: Self = Self {
+        head: NIL,
+        tail: NIL,
+        head_at: 0,
+        tail_len: 0,
+        live: 0,
+    };
+
+    #[inline]
+    pub(super) const fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// A small wheel's list of linked timers (see the wheel's *linked* layout), kept as its tail
+    /// in both ends' fields so that [`is_empty`](Self::is_empty) holds for either layout.
+    #[inline]
+    pub(super) const fn from_linked(list: List) -> Self {
+        Self {
+            head: list.raw_tail(),
+            tail: list.raw_tail(),
+            head_at: 0,
+            tail_len: 0,
+            live: 0,
+        }
+    }
+
+    /// The list of linked timers this chain holds in the *linked* layout.
+    #[inline]
+    pub(super) const fn linked(&self) -> List {
+        List::from_tail(self.tail)
+    }
+
+    /// Counts one more live timer on the chain.
+    #[inline]
+    pub(super) fn add_live(&mut self) {
+        self.live += 1;
+    }
+
+    /// Counts one live timer fewer; `true` when none is left.
+    #[inline]
+    pub(super) fn remove_live(&mut self) -> bool {
+        self.live = self.live.saturating_sub(1);
+        self.live == 0
+    }
+
+    /// Detaches the whole chain, leaving this one empty.
+    #[inline]
+    pub(super) fn take(&mut self) -> Chain {
+        core::mem::replace(self, Chain::EMPTY)
+    }
+
+    /// Appends `value`; returns its position, or `None` when no block is free.
+    #[inline]
+    pub(super) fn push_back(
+        &mut self,
+        cells: &mut (impl Cells + ?Sized),
+        blocks: &mut Blocks,
+        value: u32,
+    ) -> Option<u32> {
+        if self.tail == NIL || u32::from(self.tail_len) == blocks.block_len() {
+            let block = blocks.alloc(cells)?;
+            cells.set_cell(blocks.first(block), NIL);
+            if self.tail == NIL {
+                self.head = block;
+                self.head_at = 1;
+            } else {
+                cells.set_cell(blocks.first(self.tail), block);
+            }
+            self.tail = block;
+            self.tail_len = 1;
+        }
+        let at = blocks.first(self.tail) + u32::from(self.tail_len);
+        cells.set_cell(at, value);
+        self.tail_len += 1;
+        Some(at)
+    }
+
+    /// The first cell and its position.
+    #[inline]
+    pub(super) fn front(
+        &self,
+        cells: &(impl Cells + ?Sized),
+        blocks: &Blocks,
+    ) -> Option<(u32, u32)> {
+        if self.head == NIL {
+            return None;
+        }
+        let at = blocks.first(self.head) + u32::from(self.head_at);
+        Some((cells.cell(at), at))
+    }
+
+    /// Whether the first cell is the first of its block (nothing of the block read yet).
+    #[inline]
+    pub(super) fn at_block_start(&self) -> bool {
+        self.head != NIL && self.head_at == 1
+    }
+
+    /// The cells of the head block not yet read.
+    #[inline]
+    pub(super) fn block_cells<'a, C: Cells + ?Sized>(
+        &self,
+        cells: &'a C,
+        blocks: &Blocks,
+    ) -> impl Iterator<Item = u32> + 'a {
+        let first = blocks.first(self.head.max(1));
+        let end = if self.head == self.tail {
+            u32::from(self.tail_len)
+        } else {
+            blocks.block_len()
+        };
+        (u32::from(self.head_at)..end).map(move |at| cells.cell(first + at))
+    }
+
+    /// Drops the first cell, releasing its block once read to the end.
+    #[inline]
+    pub(super) fn pop_front(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+        if self.head == NIL {
+            return;
+        }
+        self.head_at += 1;
+        let end = if self.head == self.tail {
+            u32::from(self.tail_len)
+        } else {
+            blocks.block_len()
+        };
+        if u32::from(self.head_at) >= end {
+            let block = self.head;
+            if block == self.tail {
+                *self = Chain::EMPTY;
+            } else {
+                self.head = cells.cell(blocks.first(block));
+                self.head_at = 1;
+            }
+            blocks.release(cells, block);
+        }
+    }
+
+    /// Moves the unread cells of the head block into `out` and releases the block: returns the
+    /// position the first of them had and how many there were, `None` when the chain is empty.
+    #[inline]
+    pub(super) fn take_front_block(
+        &mut self,
+        cells: &mut (impl Cells + ?Sized),
+        blocks: &mut Blocks,
+        out: &mut [u32; MAX_BLOCK],
+    ) -> Option<(u32, usize)> {
+        if self.head == NIL {
+            return None;
+        }
+        let block = self.head;
+        let first = blocks.first(block);
+        let end = if block == self.tail {
+            u32::from(self.tail_len)
+        } else {
+            blocks.block_len()
+        };
+        let start = u32::from(self.head_at);
+        let len = end.saturating_sub(start) as usize;
+        for (offset, slot) in (0..).zip(out.iter_mut().take(len)) {
+            *slot = cells.cell(first + start + offset);
+        }
+        if block == self.tail {
+            *self = Chain::EMPTY;
+        } else {
+            self.head = cells.cell(first);
+            self.head_at = 1;
+        }
+        blocks.release(cells, block);
+        Some((first + start, len))
+    }
+
+    /// The chain's cells and their positions, front to back (stale ones included).
+    pub(super) fn cells_in_order<'a, C: Cells + ?Sized>(
+        &'a self,
+        cells: &'a C,
+        blocks: &'a Blocks,
+    ) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let mut cursor = Cursor::start(self);
+        core::iter::from_fn(move || {
+            let at = cursor.next(self, cells, blocks)?;
+            Some((cells.cell(at), at))
+        })
+    }
+
+    /// Inserts `value` before the first live cell `goes_before` picks (at the back if none),
+    /// moving the cells after it one place back: O(cells in the chain). For the due list, where
+    /// a deadline already past is sorted in. Returns `value`'s position.
+    pub(super) fn insert_before<C: Cells + ?Sized>(
+        &mut self,
+        cells: &mut C,
+        blocks: &mut Blocks,
+        value: u32,
+        goes_before: impl Fn(&C, u32) -> bool,
+    ) -> Option<u32> {
+        let mut cursor = Cursor::start(self);
+        let mut found = None;
+        loop {
+            let before = cursor;
+            let Some(at) = cursor.next(self, cells, blocks) else {
+                break;
+            };
+            let other = cells.cell(at);
+            if cells.is_live(other, at) && goes_before(cells, other) {
+                found = Some(before);
+                break;
+            }
+        }
+        let Some(mut cursor) = found else {
+            return self.push_back(cells, blocks, value);
+        };
+        // Room at the back first, so that nothing moves unless the whole shift can complete.
+        let last = self.push_back(cells, blocks, NIL)?;
+        let (mut carry, mut carry_live) = (value, false);
+        let mut inserted = None;
+        while let Some(at) = cursor.next(self, cells, blocks) {
+            let displaced = cells.cell(at);
+            let displaced_live = cells.is_live(displaced, at);
+            cells.set_cell(at, carry);
+            if carry_live {
+                cells.relocate(carry, at);
+            }
+            inserted.get_or_insert(at);
+            if at == last {
+                break;
+            }
+            (carry, carry_live) = (displaced, displaced_live);
+        }
+        inserted
+    }
+
+    /// Drops the stale cells, keeping the live ones in order at the front of the chain, and
+    /// releases the blocks left empty. O(cells in the chain).
+    pub(super) fn compact(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+        if self.head == NIL {
+            return;
+        }
+        let block_len = blocks.block_len();
+        // Writing trails reading, in the same blocks: nothing is overwritten before it is read.
+        let (mut write_block, mut write_len) = (self.head, u32::from(self.head_at));
+        let mut kept = false;
+        let mut read_block = self.head;
+        let mut read_at = u32::from(self.head_at);
+        loop {
+            let end = if read_block == self.tail {
+                u32::from(self.tail_len)
+            } else {
+                block_len
+            };
+            let first = blocks.first(read_block);
+            // Which cells of this block are live, asked of all of them before any moves: the
+            // handle loads are independent, so their misses overlap.
+            let mut live = 0u64;
+            for (bit, at) in (read_at..end).enumerate() {
+                let from = first + at;
+                live |= u64::from(cells.is_live(cells.cell(from), from)) << bit;
+            }
+            while live != 0 {
+                let from = first + read_at + live.trailing_zeros();
+                live &= live - 1;
+                let value = cells.cell(from);
+                if write_len == block_len {
+                    write_block = cells.cell(blocks.first(write_block));
+                    write_len = 1;
+                }
+                let to = blocks.first(write_block) + write_len;
+                if to != from {
+                    cells.set_cell(to, value);
+                    cells.relocate(value, to);
+                }
+                write_len += 1;
+                kept = true;
+            }
+            if read_block == self.tail {
+                break;
+            }
+            read_block = cells.cell(first);
+            read_at = 1;
+        }
+        // Release every block after the last one written (all of them if nothing was kept).
+        // The old tail's link is `NIL`, which ends the walk.
+        let mut spare = if kept {
+            let next = cells.cell(blocks.first(write_block));
+            cells.set_cell(blocks.first(write_block), NIL);
+            self.tail = write_block;
+            self.tail_len = write_len as u16;
+            next
+        } else {
+            let head = self.head;
+            *self = Chain::EMPTY;
+            head
+        };
+        while spare != NIL {
+            let next = cells.cell(blocks.first(spare));
+            blocks.release(cells, spare);
+            spare = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Plain cells; values at or above 1000 are stale.
+    struct Plain {
+        cells: Vec<u32>,
+        moved: Vec<(u32, u32)>,
+    }
+
+    impl Cells for Plain {
+        fn cell(&self, at: u32) -> u32 {
+            self.cells.get(at as usize).copied().unwrap_or(0)
+        }
+        fn set_cell(&mut self, at: u32, value: u32) {
+            self.cells[at as usize] = value;
+        }
+        fn is_live(&self, value: u32, _at: u32) -> bool {
+            value < 1000
+        }
+        fn relocate(&mut self, value: u32, to: u32) {
+            self.moved.push((value, to));
+        }
+    }
+
+    fn plain(cells: usize) -> Plain {
+        Plain {
+            cells: std::vec![0; cells],
+            moved: Vec::new(),
+        }
+    }
+
+    fn blocks(shift: u32, count: u32) -> Blocks {
+        Blocks {
+            shift,
+            count,
+            ..Blocks::FORCED
+        }
+    }
+
+    fn drain(chain: &mut Chain, cells: &mut Plain, blocks: &mut Blocks) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some((value, _)) = chain.front(cells, blocks) {
+            out.push(value);
+            chain.pop_front(cells, blocks);
+        }
+        out
+    }
+
+    #[test]
+    fn push_back_then_pop_front_is_fifo_across_blocks() {
+        let mut cells = plain(64);
+        let mut blocks = blocks(2, 16);
+        let mut chain = Chain::EMPTY;
+        for value in 1..=10 {
+            chain.push_back(&mut cells, &mut blocks, value).unwrap();
+        }
+        // Three timers per block of four: four blocks.
+        assert_eq!(blocks.available(), 12);
+        assert_eq!(
+            drain(&mut chain, &mut cells, &mut blocks),
+            (1..=10).collect::<Vec<_>>()
+        );
+        assert!(chain.is_empty());
+        assert_eq!(blocks.available(), 16);
+    }
+
+    #[test]
+    fn full_pool_refuses_a_new_block() {
+        let mut cells = plain(8);
+        let mut blocks = blocks(1, 4);
+        let mut chain = Chain::EMPTY;
+        for value in 1..=4 {
+            assert!(chain.push_back(&mut cells, &mut blocks, value).is_some());
+        }
+        assert_eq!(chain.push_back(&mut cells, &mut blocks, 5), None);
+    }
+
+    #[test]
+    fn compaction_keeps_live_cells_in_order_at_every_block_boundary() {
+        // Every pattern of stale cells over 3 blocks of 3 timers (plus a partial fourth).
+        for mask in 0u32..(1 << 11) {
+            let mut cells = plain(64);
+            let mut blocks = blocks(2, 16);
+            let mut chain = Chain::EMPTY;
+            let mut live = Vec::new();
+            for i in 0..11 {
+                let value = if mask & (1 << i) != 0 { 1000 + i } else { i };
+                chain.push_back(&mut cells, &mut blocks, value).unwrap();
+                if value < 1000 {
+                    live.push(value);
+                }
+            }
+            chain.compact(&mut cells, &mut blocks);
+            let used = live.len().div_ceil(3) as u32;
+            assert_eq!(blocks.available(), 16 - used, "mask {mask:#b}");
+            // Each move was reported with the position the value now has.
+            for &(value, to) in &cells.moved {
+                assert_eq!(cells.cells[to as usize], value);
+            }
+            assert_eq!(
+                drain(&mut chain, &mut cells, &mut blocks),
+                live,
+                "mask {mask:#b}"
+            );
+            assert_eq!(blocks.available(), 16);
+        }
+    }
+
+    #[test]
+    fn compaction_after_partial_reads_keeps_the_unread_order() {
+        let mut cells = plain(64);
+        let mut blocks = blocks(2, 16);
+        let mut chain = Chain::EMPTY;
+        for value in [1, 1001, 2, 3, 1002, 4, 5] {
+            chain.push_back(&mut cells, &mut blocks, value).unwrap();
+        }
+        chain.pop_front(&mut cells, &mut blocks);
+        chain.compact(&mut cells, &mut blocks);
+        assert_eq!(drain(&mut chain, &mut cells, &mut blocks), [2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn take_front_block_hands_out_unread_cells_and_frees_the_block() {
+        let mut cells = plain(64);
+        let mut blocks = blocks(2, 16);
+        let mut chain = Chain::EMPTY;
+        for value in 1..=5 {
+            chain.push_back(&mut cells, &mut blocks, value).unwrap();
+        }
+        chain.pop_front(&mut cells, &mut blocks);
+        let mut out = [0; MAX_BLOCK];
+        let (at, len) = chain
+            .take_front_block(&mut cells, &mut blocks, &mut out)
+            .unwrap();
+        assert_eq!((&out[..len], at), (&[2, 3][..], 2));
+        let (_, len) = chain
+            .take_front_block(&mut cells, &mut blocks, &mut out)
+            .unwrap();
+        assert_eq!(&out[..len], [4, 5]);
+        assert!(chain.is_empty());
+        assert_eq!(blocks.available(), 16);
+    }
+
+    #[test]
+    fn block_size_grows_with_capacity() {
+        assert_eq!(Blocks::shift_for(8, true), 1);
+        assert_eq!(Blocks::shift_for(1_000, true), 1);
+        assert_eq!(Blocks::shift_for(8_192, true), 2);
+        assert_eq!(Blocks::shift_for(16_384, true), 3);
+        assert_eq!(Blocks::shift_for(100_000, true), 6);
+        assert_eq!(Blocks::shift_for(100_000, false), 1);
+        assert_eq!(Blocks::shift_for(BLOCKS_FROM, false), 6);
+    }
+}

@@ -1,0 +1,798 @@
+//! A hierarchical timing wheel over the whole `u64` tick range, its timers kept in blocks.
+
+mod chain;
+mod level;
+#[cfg(test)]
+mod tests;
+
+use core::num::NonZeroU32;
+
+use crate::arena::{position, Arena, Cell, Node, Slot};
+use crate::list::Links;
+use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
+use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
+use level::{level_for, slot_for, slot_start, Expiration, Level, DUE, LISTS};
+pub use level::{LEVELS, SLOTS};
+
+/// A pending timer: what its handle names.
+pub(crate) struct WheelNode<T> {
+    /// The deadline as two halves, so that the node needs only the alignment of `T` and `u32`.
+    deadline: [u32; 2],
+    /// The position of the one cell that files the timer (blocks layout); unused when linked.
+    position: u32,
+    generation: NonZeroU32,
+    value: T,
+}
+
+impl<T> WheelNode<T> {
+    #[inline]
+    fn deadline(&self) -> Tick {
+        u64::from(self.deadline[0]) | (u64::from(self.deadline[1]) << 32)
+    }
+
+    #[inline]
+    fn set_deadline(&mut self, deadline: Tick) {
+        self.deadline = [deadline as u32, (deadline >> 32) as u32];
+    }
+}
+
+impl<T> Node for WheelNode<T> {
+    fn generation(&self) -> NonZeroU32 {
+        self.generation
+    }
+}
+
+/// One timer's storage in a [`TimerWheelOn`]: 28 bytes for a `u32` value.
+///
+/// An inline [`TimerWheel<T, N>`] holds `N` of them; for a wheel sized at run time, make a slice
+/// of them (`WheelSlot::new()` is an empty one) and hand it to
+/// [`TimerWheelOn::with_storage`]. Each holds one timer's handle (deadline, generation, value)
+/// and two cells of the storage the wheel files its timers in.
+pub struct WheelSlot<T> {
+    slot: Slot<WheelNode<T>>,
+    cells: [u32; 2],
+}
+
+impl<T> WheelSlot<T> {
+    /// An empty slot (all zero bytes).
+    pub const fn new() -> Self {
+        Self {
+            slot: Slot::EMPTY,
+            cells: [0; 2],
+        }
+    }
+}
+
+impl<T> Default for WheelSlot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Cell for WheelSlot<T> {
+    type Node = WheelNode<T>;
+    const EMPTY: Self = Self::new();
+
+    #[inline]
+    fn slot(&self) -> &Slot<WheelNode<T>> {
+        &self.slot
+    }
+
+    #[inline]
+    fn slot_mut(&mut self) -> &mut Slot<WheelNode<T>> {
+        &mut self.slot
+    }
+}
+
+#[inline]
+fn node<T>(slots: &[WheelSlot<T>], index: u32) -> Option<&WheelNode<T>> {
+    match slots.get(position(index)).map(|s| &s.slot) {
+        Some(Slot::Occupied(node)) => Some(node),
+        _ => None,
+    }
+}
+
+#[inline]
+fn node_mut<T>(slots: &mut [WheelSlot<T>], index: u32) -> Option<&mut WheelNode<T>> {
+    match slots.get_mut(position(index)).map(|s| &mut s.slot) {
+        Some(Slot::Occupied(node)) => Some(node),
+        _ => None,
+    }
+}
+
+/// The deadline of the timer `index` if the cell at `at` is the one that files it.
+#[inline]
+fn live_deadline<T>(slots: &[WheelSlot<T>], index: u32, at: u32) -> Option<Tick> {
+    match node(slots, index) {
+        Some(node) if node.position == at => Some(node.deadline()),
+        _ => None,
+    }
+}
+
+/// The blocks layout: cell `at` is the `at % 2`th cell of slot `at / 2`.
+impl<T> Cells for [WheelSlot<T>] {
+    #[inline]
+    fn cell(&self, at: u32) -> u32 {
+        self.get((at >> 1) as usize)
+            .map_or(0, |s| s.cells[(at & 1) as usize])
+    }
+
+    #[inline]
+    fn set_cell(&mut self, at: u32, value: u32) {
+        if let Some(s) = self.get_mut((at >> 1) as usize) {
+            s.cells[(at & 1) as usize] = value;
+        }
+    }
+
+    #[inline]
+    fn is_live(&self, value: u32, at: u32) -> bool {
+        live_deadline(self, value, at).is_some()
+    }
+
+    #[inline]
+    fn relocate(&mut self, value: u32, to: u32) {
+        if let Some(node) = node_mut(self, value) {
+            node.position = to;
+        }
+    }
+}
+
+/// The linked layout: a timer's two cells are its `prev` and `next` links.
+impl<T> Links for [WheelSlot<T>] {
+    #[inline]
+    fn prev(&self, index: u32) -> u32 {
+        self.get(position(index)).map_or(0, |s| s.cells[0])
+    }
+
+    #[inline]
+    fn next(&self, index: u32) -> u32 {
+        self.get(position(index)).map_or(0, |s| s.cells[1])
+    }
+
+    #[inline]
+    fn set_links(&mut self, index: u32, prev: u32, next: u32) {
+        if let Some(s) = self.get_mut(position(index)) {
+            s.cells = [prev, next];
+        }
+    }
+
+    #[inline]
+    fn set_prev(&mut self, index: u32, prev: u32) {
+        if let Some(s) = self.get_mut(position(index)) {
+            s.cells[0] = prev;
+        }
+    }
+
+    #[inline]
+    fn set_next(&mut self, index: u32, next: u32) {
+        if let Some(s) = self.get_mut(position(index)) {
+            s.cells[1] = next;
+        }
+    }
+
+    #[inline]
+    fn key(&self, index: u32) -> u64 {
+        node(self, index).map_or(u64::MAX, WheelNode::deadline)
+    }
+}
+
+/// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`,
+/// with a `const fn new()` for `static`s.
+pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
+
+/// A hierarchical timing wheel: O(1) insert, cancel and reschedule over the full `u64` range,
+/// over storage `S` of [`WheelSlot`]s (inline: [`TimerWheel<T, N>`]; a slice the caller owns:
+/// [`with_storage`](Self::with_storage)).
+///
+/// Eleven levels of 64 slots, level `l` slots each `64^l` ticks wide:
+///
+/// | level | slot width (ticks) | level span (ticks) |
+/// |------:|-------------------:|-------------------:|
+/// | 0     | 1                  | 64                 |
+/// | 1     | 64                 | 4 096              |
+/// | 2     | 4 096              | 262 144            |
+/// | 3     | 2^18               | 2^24               |
+/// | 4     | 2^24               | 2^30               |
+/// | …     | 64^l               | 64^(l+1)           |
+/// | 10    | 2^60               | 2^64 (16 slots used) |
+///
+/// A timer is filed on the level of the highest bit in which its deadline differs from the
+/// wheel's `elapsed` time (the last `now` it expired up to). When time reaches a coarse slot the
+/// whole slot is taken and its timers re-filed on finer levels ("cascading"); a timer cascades at
+/// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
+/// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
+/// to the timers and occupied slots it meets, never to the ticks that passed.
+///
+/// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
+/// the two cells every [`WheelSlot`] lends (blocks of 4 to 64 cells, the more the larger the
+/// wheel). A cascade or an expiry reads whole blocks in order, and the handle it loads for one
+/// timer does not wait on the one before, so at a million timers the cache misses overlap
+/// instead of following one another down a linked list. Cancel and reschedule touch only the
+/// timer's handle: the cell left behind goes stale (its handle no longer points at it) and is
+/// dropped when its block is next read, or when free blocks run low and the chains are compacted,
+/// in order (O(1) amortized).
+///
+/// **Linked.** A wheel of fewer than 2^19 timers threads them instead on doubly linked lists
+/// through the same cells, and unlinks eagerly: its timers fit a large last-level cache, where
+/// following links costs less than the blocks' bookkeeping (and below about 7,400 timers there
+/// are too few cells for a part-filled block on each of the 705 lists).
+///
+/// Either way all timers with one deadline share one list, in arrival order, and a reschedule
+/// files the timer at the back of its new list, so first-in first-out among equal deadlines
+/// holds through cascades, cancels, reschedules and compaction.
+///
+/// Memory: 28 bytes per slot for a `u32` value, plus 11.3 KiB of list heads and bookkeeping.
+///
+/// # Examples
+///
+/// ```
+/// use timer_core::{TimerQueue, TimerWheel};
+///
+/// let mut wheel: TimerWheel<&str, 32> = TimerWheel::new();
+/// wheel.insert(1_000, "flush").unwrap();
+/// let io = wheel.insert(250, "io timeout").unwrap();
+/// wheel.insert(1 << 50, "far future").unwrap();
+///
+/// // 250 sits in the level-1 slot [192, 256): the wheel may wake a caller at its start.
+/// assert_eq!(wheel.next_deadline(), Some(192));
+/// wheel.reschedule(io, 5_000).unwrap(); // the I/O made progress
+///
+/// let mut fired = Vec::new();
+/// let _ = wheel.expire(10_000, usize::MAX, |e| fired.push((e.deadline, e.value)));
+/// assert_eq!(fired, [(1_000, "flush"), (5_000, "io timeout")]);
+///
+/// // A pause of 2^50 ticks costs one pass per occupied slot, not per tick.
+/// let _ = wheel.expire(u64::MAX, usize::MAX, |e| fired.push((e.deadline, e.value)));
+/// assert_eq!(fired.last(), Some(&(1 << 50, "far future")));
+/// assert!(wheel.is_empty());
+/// ```
+///
+/// The same wheel over a slice sized at run time:
+///
+/// ```
+/// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+///
+/// let mut slots: Vec<WheelSlot<&str>> = (0..100_000).map(|_| WheelSlot::new()).collect();
+/// let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+/// wheel.insert(70, "b").unwrap();
+/// wheel.insert(65, "a").unwrap();
+/// assert_eq!(wheel.capacity(), 100_000);
+/// assert_eq!(wheel.pop_expired(100).map(|e| e.value), Some("a"));
+/// ```
+pub struct TimerWheelOn<T, S> {
+    nodes: Arena<WheelSlot<T>, S>,
+    /// Block geometry and free blocks; unused in the linked layout.
+    blocks: Blocks,
+    levels: [Level; LEVELS],
+    /// Every slot's list, level by level, then the due list ([`DUE`]): timers with deadline
+    /// `<= elapsed`, in deadline order, waiting to be handed out.
+    lists: [Chain; LISTS],
+    elapsed: Tick,
+    /// No occupied slot starts before this tick (a lower bound, so `expire` can return at once
+    /// when nothing can be due). 0 means "unknown": it keeps an empty wheel all zero bytes.
+    check_from: Tick,
+    /// How many times the chains were compacted.
+    #[cfg(test)]
+    compactions: usize,
+}
+
+impl<T, const N: usize> Default for TimerWheel<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> TimerWheel<T, N> {
+    /// An empty wheel of `N` timers at time 0: all zero bytes, and `const`, so it can live in a
+    /// `static` (in `.bss`).
+    pub const fn new() -> Self {
+        Self {
+            nodes: Arena::new(),
+            blocks: Blocks::EMPTY,
+            levels: [Level::EMPTY; LEVELS],
+            lists: [Chain::EMPTY; LISTS],
+            elapsed: 0,
+            check_from: 0,
+            #[cfg(test)]
+            compactions: 0,
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>> {
+    /// An empty wheel of `capacity` timers at time 0, its slots in one heap allocation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::{TimerQueue, TimerWheelOn};
+    ///
+    /// let mut wheel = TimerWheelOn::<u32, _>::with_capacity(1_000_000);
+    /// assert_eq!(wheel.capacity(), 1_000_000);
+    /// wheel.insert(5, 1).unwrap();
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_storage((0..capacity).map(|_| WheelSlot::new()).collect())
+    }
+}
+
+impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
+    /// An empty wheel at time 0 over `storage`, which holds one timer per slot: its capacity is
+    /// `storage`'s length (at most `u32::MAX / 2`). O(capacity): every slot is emptied (values
+    /// left in it are dropped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+    ///
+    /// // Owned storage works too: a `Vec` or `Box<[_]>` moves into the wheel.
+    /// let mut wheel = TimerWheelOn::with_storage(vec![WheelSlot::<u8>::new(), WheelSlot::new()]);
+    /// wheel.insert(1, 1).unwrap();
+    /// wheel.insert(2, 2).unwrap();
+    /// assert!(wheel.is_full());
+    /// ```
+    pub fn with_storage(storage: S) -> Self {
+        Self {
+            nodes: Arena::with_storage(storage),
+            blocks: Blocks::EMPTY,
+            levels: [Level::EMPTY; LEVELS],
+            lists: [Chain::EMPTY; LISTS],
+            elapsed: 0,
+            check_from: 0,
+            #[cfg(test)]
+            compactions: 0,
+        }
+    }
+
+    /// [`with_storage`](Self::with_storage), but keeping the timers in blocks at any capacity
+    /// where they fit (from about 7,400 timers) rather than only from 2^19: for tests, which
+    /// reach the blocks layout's every path sooner at a small capacity.
+    #[doc(hidden)]
+    pub fn with_storage_in_blocks(storage: S) -> Self {
+        Self {
+            blocks: Blocks::FORCED,
+            ..Self::with_storage(storage)
+        }
+    }
+
+    /// Gives the storage back (for reuse), dropping every pending timer.
+    pub fn into_storage(self) -> S {
+        self.nodes.into_storage()
+    }
+
+    /// The time the wheel has expired up to: the largest `now` it has fully processed.
+    pub const fn elapsed(&self) -> Tick {
+        self.elapsed
+    }
+
+    /// The list a timer due at `deadline` belongs on, and its level (`LEVELS` for the due list).
+    #[inline]
+    fn home(&self, deadline: Tick) -> (usize, usize) {
+        if deadline <= self.elapsed {
+            (DUE, LEVELS)
+        } else {
+            let level = level_for(self.elapsed, deadline);
+            (level * SLOTS + slot_for(level, deadline), level)
+        }
+    }
+
+    /// Marks the level slot of list `list` occupied.
+    #[inline]
+    fn occupy(&mut self, list: usize, level: usize, deadline: Tick) {
+        if level < LEVELS {
+            self.levels[level].occupy(list % SLOTS);
+            self.check_from = self.check_from.min(slot_start(level, deadline));
+        }
+    }
+
+    /// Appends timer `index` to the back of its list (not the due list: [`file`](Self::file)
+    /// sorts into that). Returns its cell's position in the blocks layout.
+    #[inline]
+    fn push(&mut self, index: u32, deadline: Tick) -> Option<u32> {
+        let (list, level) = self.home(deadline);
+        let at = if self.blocks.block_len() > 2 {
+            let cells = self.nodes.cells_mut();
+            let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
+            self.lists[list].add_live();
+            at
+        } else {
+            let mut linked = self.lists[list].linked();
+            linked.push_back(self.nodes.cells_mut(), index);
+            self.lists[list] = Chain::from_linked(linked);
+            0
+        };
+        self.occupy(list, level, deadline);
+        Some(at)
+    }
+
+    /// Makes sure a new cell can be filed: compacts when free blocks run low. `false` only if a
+    /// wheel that is not full has no room, which its block size rules out.
+    #[inline]
+    fn make_room(&mut self) -> bool {
+        if self.blocks.block_len() <= 2 {
+            return true;
+        }
+        if self.blocks.available() <= self.blocks.low_water() {
+            self.compact();
+        }
+        self.blocks.available() > 0
+    }
+
+    /// Files timer `index` (already in its handle, due at `deadline`) where it belongs: at the
+    /// back of its level list, or into the due list in deadline order. Requires
+    /// [`make_room`](Self::make_room) first.
+    fn file(&mut self, index: u32, deadline: Tick) {
+        let at = if deadline >= self.elapsed {
+            // After every due timer (all due at or before `elapsed`), or on a level.
+            self.push(index, deadline)
+        } else if self.blocks.block_len() > 2 {
+            let cells = self.nodes.cells_mut();
+            self.lists[DUE].insert_before(cells, &mut self.blocks, index, |cells, other| {
+                node(cells, other).is_some_and(|n| n.deadline() > deadline)
+            })
+        } else {
+            let mut due = self.lists[DUE].linked();
+            due.insert_sorted(self.nodes.cells_mut(), index);
+            self.lists[DUE] = Chain::from_linked(due);
+            Some(0)
+        };
+        match (at, node_mut(self.nodes.cells_mut(), index)) {
+            (Some(at), Some(node)) => node.position = at,
+            // `make_room` went first.
+            _ => debug_assert!(false, "timer-core: no room to file a timer"),
+        }
+    }
+
+    /// Counts timer `index`, due at `deadline`, off its list in the blocks layout: its cell
+    /// just goes stale, and a level slot left with no live timer is marked empty, so that
+    /// `next_deadline` never answers with the start of a slot of stale cells only.
+    #[inline]
+    fn unfile_blocks(&mut self, deadline: Tick) {
+        let (list, level) = self.home(deadline);
+        if self.lists[list].remove_live() && level < LEVELS {
+            self.levels[level].vacate(list % SLOTS);
+        }
+    }
+
+    /// Takes timer `index`, due at `deadline`, off its list (the linked layout; in blocks, its
+    /// cell just goes stale).
+    #[inline]
+    fn unfile_linked(&mut self, index: u32, deadline: Tick) {
+        let (list, level) = self.home(deadline);
+        let mut linked = self.lists[list].linked();
+        linked.unlink(self.nodes.cells_mut(), index);
+        self.lists[list] = Chain::from_linked(linked);
+        if level < LEVELS && linked.is_empty() {
+            self.levels[level].vacate(list % SLOTS);
+        }
+    }
+
+    /// Drops every stale cell, keeping the live ones in order: O(cells in use).
+    fn compact(&mut self) {
+        #[cfg(test)]
+        {
+            self.compactions += 1;
+        }
+        // Every chain, not only the occupied slots': a slot whose live timers all left keeps
+        // its stale cells until then.
+        let cells = self.nodes.cells_mut();
+        for chain in &mut self.lists {
+            chain.compact(cells, &mut self.blocks);
+        }
+    }
+
+    /// The earliest occupied slot. Any occupied slot on a finer level starts before every slot
+    /// on a coarser one, so the first occupied level wins.
+    fn next_expiration(&self) -> Option<Expiration> {
+        self.levels
+            .iter()
+            .enumerate()
+            .find_map(|(number, level)| level.next_expiration(number, self.elapsed))
+    }
+
+    /// Takes the whole slot and re-files its timers relative to its start time, in the order
+    /// they were filed (so timers with one deadline keep theirs).
+    fn process(&mut self, expiration: Expiration) {
+        self.elapsed = expiration.start;
+        self.levels[expiration.level].vacate(expiration.slot);
+        let taken = self.lists[expiration.list()].take();
+        if expiration.level == 0 && self.lists[DUE].is_empty() {
+            // Every timer in a level-0 slot is due exactly at its start, in order.
+            self.lists[DUE] = taken;
+            return;
+        }
+        if self.blocks.block_len() > 2 {
+            self.cascade_blocks(taken);
+        } else {
+            let mut taken = taken.linked();
+            while let Some(index) = taken.pop_front(self.nodes.cells_mut()) {
+                let deadline = self.nodes.cells().key(index);
+                self.push(index, deadline);
+            }
+        }
+    }
+
+    /// Re-files the live timers of a chain taken off its slot, block by block: each block is
+    /// copied out and freed before its timers are filed, so the cascade needs free blocks only
+    /// for the new tails it opens (the reserve).
+    ///
+    /// A block's handles are read in one pass before any is filed: the loads do not depend on
+    /// one another, so their cache misses overlap; filing between them would leave one miss at a
+    /// time in flight.
+    fn cascade_blocks(&mut self, mut taken: Chain) {
+        let mut block = [0; MAX_BLOCK];
+        let mut deadlines = [0; MAX_BLOCK];
+        while let Some((first, len)) =
+            taken.take_front_block(self.nodes.cells_mut(), &mut self.blocks, &mut block)
+        {
+            let mut live = 0u64;
+            let cells = self.nodes.cells();
+            for (i, (&index, at)) in block[..len].iter().zip(first..).enumerate() {
+                if let Some(deadline) = live_deadline(cells, index, at) {
+                    deadlines[i] = deadline;
+                    live |= 1 << i;
+                }
+            }
+            while live != 0 {
+                let i = live.trailing_zeros() as usize;
+                live &= live - 1;
+                let (index, deadline) = (block[i], deadlines[i]);
+                let to = match self.push(index, deadline) {
+                    Some(to) => to,
+                    None => {
+                        // The reserve makes this unreachable; compacting would still make room.
+                        self.compact();
+                        match self.push(index, deadline) {
+                            Some(to) => to,
+                            None => unreachable!("timer-core: a cascade found no free block"),
+                        }
+                    }
+                };
+                self.nodes.cells_mut().relocate(index, to);
+            }
+        }
+    }
+
+    /// The first live timer on the due list, dropping stale cells before it.
+    #[inline]
+    fn due_front(&mut self) -> Option<u32> {
+        if self.blocks.block_len() <= 2 {
+            return self.lists[DUE].linked().head(self.nodes.cells());
+        }
+        let cells = self.nodes.cells_mut();
+        while let Some((index, at)) = self.lists[DUE].front(cells, &self.blocks) {
+            if self.lists[DUE].at_block_start() {
+                // About to hand out a block's timers one call at a time: load all their handles
+                // now, together, so that their misses overlap.
+                let sink = self.lists[DUE]
+                    .block_cells(cells, &self.blocks)
+                    .fold(0, |sink, other| {
+                        sink ^ node(cells, other).map_or(0, |n| n.position)
+                    });
+                core::hint::black_box(sink);
+            }
+            if cells.is_live(index, at) {
+                return Some(index);
+            }
+            self.lists[DUE].pop_front(cells, &mut self.blocks);
+        }
+        None
+    }
+
+    /// Removes timer `index`, the due list's first live one.
+    #[inline]
+    fn pop_due_front(&mut self, index: u32) {
+        if self.blocks.block_len() > 2 {
+            self.lists[DUE].pop_front(self.nodes.cells_mut(), &mut self.blocks);
+        } else {
+            let mut due = self.lists[DUE].linked();
+            due.unlink(self.nodes.cells_mut(), index);
+            self.lists[DUE] = Chain::from_linked(due);
+        }
+    }
+
+    /// Cascades until the earliest timer due at `now` heads the due list; returns it.
+    fn advance(&mut self, now: Tick) -> Option<u32> {
+        loop {
+            if let Some(head) = self.due_front() {
+                return (self.nodes.cells().key(head) <= now).then_some(head);
+            }
+            if now <= self.elapsed {
+                return None;
+            }
+            if now < self.check_from {
+                // No slot starts by `now`: nothing to cascade, nothing due.
+                self.elapsed = now;
+                return None;
+            }
+            match self.next_expiration() {
+                Some(next) if next.start <= now => {
+                    if self.blocks.block_len() > 2 && self.blocks.available() < chain::RESERVE {
+                        self.compact();
+                    }
+                    self.process(next);
+                }
+                next => {
+                    self.check_from = next.map_or(Tick::MAX, |next| next.start);
+                    self.elapsed = now;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Removes the first live timer of `list` (dropping stale cells before it), for draining.
+    fn pop_front_of(&mut self, list: usize) -> Option<u32> {
+        if self.blocks.block_len() <= 2 {
+            let mut linked = self.lists[list].linked();
+            let index = linked.pop_front(self.nodes.cells_mut());
+            self.lists[list] = Chain::from_linked(linked);
+            return index;
+        }
+        let cells = self.nodes.cells_mut();
+        while let Some((index, at)) = self.lists[list].front(cells, &self.blocks) {
+            self.lists[list].pop_front(cells, &mut self.blocks);
+            if cells.is_live(index, at) {
+                return Some(index);
+            }
+        }
+        None
+    }
+}
+
+impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
+    fn insert(&mut self, deadline: Tick, value: T) -> Result<TimerId, Full<T>> {
+        if self.is_full() {
+            return Err(Full(value));
+        }
+        self.blocks.init(self.capacity());
+        if !self.make_room() {
+            return Err(Full(value));
+        }
+        let id = self
+            .nodes
+            .allocate(value, |value, generation| {
+                let mut node = WheelNode {
+                    deadline: [0; 2],
+                    position: 0,
+                    generation,
+                    value,
+                };
+                node.set_deadline(deadline);
+                node
+            })
+            .map_err(Full)?;
+        self.file(id.slot(), deadline);
+        Ok(id)
+    }
+
+    fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
+        let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
+        let deadline = self.nodes.cells().key(index);
+        if self.blocks.block_len() <= 2 {
+            self.unfile_linked(index, deadline);
+        } else {
+            self.unfile_blocks(deadline);
+        }
+        self.nodes
+            .release(index)
+            .map(|node| node.value)
+            .ok_or(StaleTimer)
+    }
+
+    fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
+        let node = self.nodes.live_mut(id).ok_or(StaleTimer)?;
+        let old = node.deadline();
+        node.set_deadline(deadline);
+        let index = id.slot();
+        if self.blocks.block_len() <= 2 {
+            self.unfile_linked(index, old);
+        } else if self.make_room() {
+            self.unfile_blocks(old);
+        } else {
+            // Unreachable (a wheel's block size leaves room for every timer it holds); the timer
+            // keeps its old place rather than being lost.
+            if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
+                node.set_deadline(old);
+            }
+            return Ok(());
+        }
+        self.file(index, deadline);
+        Ok(())
+    }
+
+    fn deadline(&self, id: TimerId) -> Option<Tick> {
+        self.nodes.live(id).map(WheelNode::deadline)
+    }
+
+    fn get(&self, id: TimerId) -> Option<&T> {
+        self.nodes.live(id).map(|node| &node.value)
+    }
+
+    fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
+        self.nodes.live_mut(id).map(|node| &mut node.value)
+    }
+
+    fn next_deadline(&self) -> Option<Tick> {
+        if self.is_empty() {
+            return None;
+        }
+        let cells = self.nodes.cells();
+        let due = if self.blocks.block_len() > 2 {
+            self.lists[DUE]
+                .cells_in_order(cells, &self.blocks)
+                .find_map(|(index, at)| live_deadline(cells, index, at))
+        } else {
+            self.lists[DUE]
+                .linked()
+                .head(cells)
+                .map(|head| cells.key(head))
+        };
+        due.or_else(|| self.next_expiration().map(|next| next.start))
+    }
+
+    fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
+        let index = self.advance(now)?;
+        self.pop_due_front(index);
+        let (id, node) = self.nodes.release_with_id(index)?;
+        Some(Expired {
+            id,
+            deadline: node.deadline(),
+            value: node.value,
+        })
+    }
+
+    fn has_expired(&mut self, now: Tick) -> bool {
+        self.advance(now).is_some()
+    }
+
+    fn pop_any(&mut self) -> Option<Expired<T>> {
+        let mut found = self.pop_front_of(DUE);
+        for number in 0..LEVELS {
+            if found.is_some() {
+                break;
+            }
+            for slot in self.levels[number].occupied() {
+                let list = number * SLOTS + slot;
+                found = self.pop_front_of(list);
+                let emptied = if self.blocks.block_len() > 2 {
+                    found.is_none() || self.lists[list].remove_live()
+                } else {
+                    self.lists[list].is_empty()
+                };
+                if emptied {
+                    self.levels[number].vacate(slot);
+                }
+                if found.is_some() {
+                    break;
+                }
+            }
+        }
+        let (id, node) = self.nodes.release_with_id(found?)?;
+        if self.nodes.len() == 0 && self.blocks.block_len() > 2 {
+            // Nothing pending: drop whatever stale cells remain, all blocks free again.
+            self.lists = [Chain::EMPTY; LISTS];
+            self.levels = [Level::EMPTY; LEVELS];
+            self.blocks.reset();
+        }
+        Some(Expired {
+            id,
+            deadline: node.deadline(),
+            value: node.value,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.nodes.capacity().min(MAX_TIMERS)
+    }
+
+    fn is_full(&self) -> bool {
+        self.nodes.len() >= self.capacity()
+    }
+}

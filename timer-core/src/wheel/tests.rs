@@ -1,0 +1,417 @@
+//! The wheel's unit tests: behaviour through the public contract, and the storage layouts.
+
+use super::*;
+use std::vec::Vec;
+
+fn fire_all<S: Storage<WheelSlot<u32>>>(
+    wheel: &mut TimerWheelOn<u32, S>,
+    now: Tick,
+) -> Vec<(Tick, u32)> {
+    let mut out = Vec::new();
+    let _ = wheel.expire(now, usize::MAX, |e| out.push((e.deadline, e.value)));
+    out
+}
+
+#[test]
+fn timer_fires_at_deadline_not_before() {
+    let mut wheel: TimerWheel<u32, 4> = TimerWheel::new();
+    wheel.insert(5_000, 1).unwrap();
+    assert!(fire_all(&mut wheel, 4_999).is_empty());
+    assert_eq!(fire_all(&mut wheel, 5_000), [(5_000, 1)]);
+}
+
+#[test]
+fn cascade_keeps_insertion_order_for_equal_deadlines() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    wheel.insert(1_000, 1).unwrap();
+    let _ = fire_all(&mut wheel, 990);
+    wheel.insert(1_000, 2).unwrap();
+    wheel.insert(999, 0).unwrap();
+    assert_eq!(
+        fire_all(&mut wheel, 2_000),
+        [(999, 0), (1_000, 1), (1_000, 2)]
+    );
+}
+
+#[test]
+fn cascade_through_four_lanes_keeps_insertion_order_for_equal_deadlines() {
+    // 64 deadlines spread over every lane of the level-2 slot [4_096, 8_192), each
+    // inserted three times, interleaved.
+    let mut wheel: TimerWheel<u32, 256> = TimerWheel::new();
+    for round in 0..3 {
+        for offset in 0..64 {
+            let deadline = 4_096 + (offset * 37 % 64) * 61;
+            wheel.insert(deadline, round * 64 + offset as u32).unwrap();
+        }
+    }
+    let fired = fire_all(&mut wheel, 10_000);
+    assert_eq!(fired.len(), 192);
+    for pair in fired.windows(2) {
+        let ((d0, v0), (d1, v1)) = (pair[0], pair[1]);
+        assert!(d0 < d1 || (d0 == d1 && v0 < v1), "{pair:?}");
+    }
+}
+
+#[test]
+fn late_poll_over_sparse_slots_fires_in_order_and_leaves_time_consistent() {
+    let mut wheel: TimerWheel<u32, 16> = TimerWheel::new();
+    // One level-1 slot [4_096, 4_160) with three timers (two share a deadline), one timer
+    // far beyond.
+    wheel.insert(4_150, 1).unwrap();
+    wheel.insert(4_100, 2).unwrap();
+    wheel.insert(4_150, 3).unwrap();
+    wheel.insert(9_000, 4).unwrap();
+    assert_eq!(
+        fire_all(&mut wheel, 4_200),
+        [(4_100, 2), (4_150, 1), (4_150, 3)]
+    );
+    // A timer inserted after the sweep, behind `now`, still fires, and nothing fires early.
+    wheel.insert(4_180, 5).unwrap();
+    wheel.insert(4_300, 6).unwrap();
+    assert_eq!(fire_all(&mut wheel, 4_250), [(4_180, 5)]);
+    assert_eq!(fire_all(&mut wheel, 9_000), [(4_300, 6), (9_000, 4)]);
+}
+
+#[test]
+fn past_deadline_inserted_after_expiry_fires_in_deadline_order() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    let _ = fire_all(&mut wheel, 100);
+    wheel.insert(50, 1).unwrap();
+    wheel.insert(30, 2).unwrap();
+    wheel.insert(50, 3).unwrap();
+    assert_eq!(fire_all(&mut wheel, 100), [(30, 2), (50, 1), (50, 3)]);
+}
+
+#[test]
+fn time_going_backwards_fires_nothing_new() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    let _ = fire_all(&mut wheel, 1_000);
+    wheel.insert(900, 1).unwrap();
+    assert!(fire_all(&mut wheel, 800).is_empty());
+    assert_eq!(fire_all(&mut wheel, 900), [(900, 1)]);
+}
+
+#[test]
+fn deadlines_near_max_fire_at_max() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    wheel.insert(u64::MAX, 2).unwrap();
+    wheel.insert(u64::MAX - 1, 1).unwrap();
+    assert_eq!(wheel.next_deadline(), Some(15 << 60));
+    assert!(fire_all(&mut wheel, u64::MAX - 2).is_empty());
+    assert_eq!(
+        fire_all(&mut wheel, u64::MAX),
+        [(u64::MAX - 1, 1), (u64::MAX, 2)]
+    );
+}
+
+#[test]
+fn next_deadline_is_exact_within_level_zero() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    wheel.insert(40, 1).unwrap();
+    wheel.insert(7_000, 2).unwrap();
+    assert_eq!(wheel.next_deadline(), Some(40));
+    let _ = fire_all(&mut wheel, 40);
+    // 7000 lives on level 2 (slot of width 4096 starting at 4096).
+    assert_eq!(wheel.next_deadline(), Some(4_096));
+    let _ = fire_all(&mut wheel, 4_096);
+    assert_eq!(wheel.next_deadline(), Some(6_976));
+    let _ = fire_all(&mut wheel, 6_976);
+    assert_eq!(wheel.next_deadline(), Some(7_000));
+}
+
+#[test]
+fn reschedule_of_due_timer_moves_it_back_into_the_wheel() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    let a = wheel.insert(10, 1).unwrap();
+    wheel.insert(10, 2).unwrap();
+    let first = wheel.expire(10, 0, |_| {});
+    assert!(first.more_due);
+    wheel.reschedule(a, 500).unwrap();
+    assert_eq!(fire_all(&mut wheel, 10), [(10, 2)]);
+    assert_eq!(fire_all(&mut wheel, 500), [(500, 1)]);
+}
+
+#[test]
+fn drain_yields_due_and_filed_timers_once() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    for (i, d) in [5u64, 70, 5_000, 1 << 40, 3].into_iter().enumerate() {
+        wheel.insert(d, i as u32).unwrap();
+    }
+    let _ = wheel.expire(4, 0, |_| {});
+    let mut values: Vec<u32> = wheel.drain().map(|e| e.value).collect();
+    values.sort_unstable();
+    assert_eq!(values, [0, 1, 2, 3, 4]);
+    assert!(wheel.is_empty());
+    assert_eq!(wheel.next_deadline(), None);
+}
+
+/// A million timers on storage the caller owns: the wheel itself is small, so it is made
+/// (and filled, and emptied) on a thread with a 2 MiB stack even in a debug build, where an
+/// inline `TimerWheel<u32, 1_000_000>` (24 MB) could not even be moved.
+#[test]
+fn million_timer_wheel_on_a_slice_runs_on_a_2_mib_stack() {
+    const TIMERS: u32 = 1_000_000;
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut slots: Vec<WheelSlot<u32>> = (0..TIMERS).map(|_| WheelSlot::new()).collect();
+            let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+            assert!(core::mem::size_of_val(&wheel) < 12 * 1024);
+            assert_eq!(wheel.capacity(), TIMERS as usize);
+            for i in 0..TIMERS {
+                wheel.insert(u64::from(i % 5_000) * 7 + 1, i).unwrap();
+            }
+            assert!(wheel.is_full());
+            assert_eq!(wheel.insert(1, 0), Err(Full(0)));
+            let mut last = (0, 0);
+            let sweep = wheel.expire(u64::MAX, usize::MAX, |e| {
+                assert!((e.deadline, e.value) > last, "out of order");
+                last = (e.deadline, e.value);
+            });
+            assert_eq!((sweep.fired, sweep.more_due), (TIMERS as usize, false));
+            assert!(wheel.is_empty());
+        })
+        .expect("spawn a thread with a 2 MiB stack")
+        .join()
+        .expect("the wheel fit");
+}
+
+#[test]
+fn slice_and_inline_wheels_fire_the_same_timers() {
+    let mut slots: Vec<WheelSlot<u32>> = (0..64).map(|_| WheelSlot::new()).collect();
+    let mut on_slice = TimerWheelOn::with_storage(&mut slots[..]);
+    let mut inline: TimerWheel<u32, 64> = TimerWheel::new();
+    for i in 0..64u32 {
+        let deadline = u64::from(i.wrapping_mul(2_654_435_761) % 100_000);
+        on_slice.insert(deadline, i).unwrap();
+        inline.insert(deadline, i).unwrap();
+    }
+    for now in [0, 10, 5_000, 70_000, u64::MAX] {
+        assert_eq!(fire_all(&mut on_slice, now), fire_all(&mut inline, now));
+    }
+    assert!(on_slice.is_empty() && inline.is_empty());
+}
+
+#[test]
+fn storage_handed_back_is_reusable() {
+    let slots: Vec<WheelSlot<u32>> = (0..2).map(|_| WheelSlot::new()).collect();
+    let mut wheel = TimerWheelOn::with_storage(slots);
+    let stale = wheel.insert(5, 1).unwrap();
+    let slots = wheel.into_storage();
+    let mut wheel = TimerWheelOn::with_storage(slots);
+    assert!(wheel.is_empty());
+    assert_eq!(wheel.cancel(stale), Err(StaleTimer));
+    wheel.insert(1, 2).unwrap();
+    wheel.insert(2, 3).unwrap();
+    assert!(wheel.is_full());
+}
+
+#[test]
+fn slot_size_is_28_bytes_for_u32() {
+    assert_eq!(core::mem::size_of::<WheelSlot<u32>>(), 28);
+}
+
+// ---- the blocks layout ----
+
+/// A seeded generator (splitmix64): these tests need no `rand`.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A wheel in the blocks layout with room for `capacity` timers.
+fn blocks_wheel(capacity: usize) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
+    let wheel =
+        TimerWheelOn::with_storage_in_blocks((0..capacity).map(|_| WheelSlot::new()).collect());
+    assert_eq!(Blocks::shift_for(capacity, true), 2, "blocks of four cells");
+    wheel
+}
+
+/// The order timers must fire in: by deadline, then by when they were last (re)scheduled.
+#[derive(Default)]
+struct Model {
+    order: std::collections::BTreeMap<(Tick, u64), u32>,
+    /// Each pending timer's key in `order`, by value.
+    keys: std::collections::HashMap<u32, (Tick, u64, TimerId)>,
+    seq: u64,
+}
+
+impl Model {
+    fn schedule(&mut self, value: u32, deadline: Tick, id: TimerId) {
+        if let Some((old, seq, _)) = self.keys.remove(&value) {
+            self.order.remove(&(old, seq));
+        }
+        self.seq += 1;
+        self.order.insert((deadline, self.seq), value);
+        self.keys.insert(value, (deadline, self.seq, id));
+    }
+
+    fn remove(&mut self, value: u32) {
+        let (deadline, seq, _) = self.keys.remove(&value).unwrap();
+        self.order.remove(&(deadline, seq));
+    }
+
+    /// The next `budget` timers due at `now`.
+    fn expire(&mut self, now: Tick, budget: usize) -> Vec<(Tick, u32)> {
+        let due: Vec<_> = self
+            .order
+            .iter()
+            .take_while(|((deadline, _), _)| *deadline <= now)
+            .take(budget)
+            .map(|(&(deadline, seq), &value)| (deadline, seq, value))
+            .collect();
+        for &(deadline, seq, value) in &due {
+            self.order.remove(&(deadline, seq));
+            self.keys.remove(&value);
+        }
+        due.into_iter().map(|(d, _, v)| (d, v)).collect()
+    }
+}
+
+/// Random inserts, cancels, reschedules (often to a deadline other timers share, sometimes the
+/// same one, sometimes one already past) and budgeted expiries, checked against the model's
+/// order after every expiry. The pool has 2 × 8,192 cells; the run leaves far more stale cells
+/// than that behind, so the chains are compacted many times over, with live and stale cells in
+/// every arrangement around block boundaries.
+#[test]
+fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compaction() {
+    const CAPACITY: usize = 8_192;
+    let mut rng = Rng(0x5EED_B10C);
+    let mut wheel = blocks_wheel(CAPACITY);
+    let mut model = Model::default();
+    let mut now: Tick = 0;
+    let mut next_value = 0u32;
+    let mut moves = 0usize;
+    for _ in 0..150_000 {
+        let pending: Vec<u32> = if model.keys.is_empty() || rng.below(8) == 0 {
+            Vec::new()
+        } else {
+            let pick = rng.below(model.keys.len() as u64) as usize;
+            model.keys.keys().nth(pick).copied().into_iter().collect()
+        };
+        // Few distinct deadlines, so that most of them are shared; most a few thousand ticks
+        // out (where the cells that moves leave behind pile up until compacted), some sooner,
+        // some far, some past.
+        let deadline = match rng.below(10) {
+            0 => now.saturating_sub(rng.below(40)),
+            1 => now + rng.below(1 << 30),
+            2 | 3 => now + 1 + rng.below(8) * 50,
+            _ => now + 5_000 + rng.below(8) * 50,
+        };
+        match (rng.below(100), pending.first()) {
+            (0..=44, Some(&value)) => {
+                let id = model.keys[&value].2;
+                let deadline = if rng.below(10) == 0 {
+                    model.keys[&value].0
+                } else {
+                    deadline
+                };
+                wheel.reschedule(id, deadline).unwrap();
+                model.schedule(value, deadline, id);
+                moves += 1;
+            }
+            (45..=59, Some(&value)) => {
+                let id = model.keys[&value].2;
+                assert_eq!(wheel.cancel(id), Ok(value));
+                model.remove(value);
+                moves += 1;
+            }
+            (60..=74, _) => {
+                now += rng.below(3);
+                let budget = [usize::MAX, 1, 7][rng.below(3) as usize];
+                let mut fired = Vec::new();
+                let _ = wheel.expire(now, budget, |e| fired.push((e.deadline, e.value)));
+                assert_eq!(fired, model.expire(now, budget), "at {now}");
+            }
+            _ => match wheel.insert(deadline, next_value) {
+                Ok(id) => {
+                    model.schedule(next_value, deadline, id);
+                    next_value += 1;
+                }
+                Err(Full(value)) => {
+                    assert_eq!((value, wheel.len()), (next_value, CAPACITY));
+                }
+            },
+        }
+        assert_eq!(wheel.len(), model.keys.len());
+    }
+    assert!(moves > 4 * 2 * CAPACITY);
+    assert!(
+        wheel.compactions > 5,
+        "compacted {} times",
+        wheel.compactions
+    );
+    let mut fired = Vec::new();
+    let _ = wheel.expire(u64::MAX, usize::MAX, |e| fired.push((e.deadline, e.value)));
+    assert_eq!(fired, model.expire(u64::MAX, usize::MAX));
+    assert!(wheel.is_empty());
+}
+
+/// One expiry across every level, from the finest to deadlines at `u64::MAX`, with ties and
+/// timers moved among them: everything comes out in deadline order, equal deadlines in the
+/// order they were last scheduled.
+#[test]
+fn blocks_late_poll_across_all_levels_fires_in_order() {
+    let mut rng = Rng(0x1A7E);
+    let mut wheel = blocks_wheel(8_192);
+    let mut model = Model::default();
+    let mut ids = Vec::new();
+    for value in 0..8_000u32 {
+        let deadline = match rng.below(6) {
+            0 => u64::MAX - rng.below(3),
+            1 => 1 << rng.below(64),
+            _ => rng.next() >> rng.below(64),
+        };
+        let id = wheel.insert(deadline, value).unwrap();
+        model.schedule(value, deadline, id);
+        ids.push(id);
+    }
+    for _ in 0..4_000 {
+        let value = rng.below(8_000) as u32;
+        let deadline = model.keys[&value].0 ^ rng.below(2);
+        wheel.reschedule(ids[value as usize], deadline).unwrap();
+        model.schedule(value, deadline, ids[value as usize]);
+    }
+    for now in [0, u64::MAX >> 20, u64::MAX - 2, u64::MAX] {
+        let mut fired = Vec::new();
+        let _ = wheel.expire(now, usize::MAX, |e| fired.push((e.deadline, e.value)));
+        assert_eq!(fired, model.expire(now, usize::MAX), "at {now}");
+    }
+    assert!(wheel.is_empty());
+}
+
+#[test]
+fn blocks_deadlines_near_max_keep_their_order() {
+    let mut wheel = blocks_wheel(8_192);
+    let a = wheel.insert(u64::MAX, 1).unwrap();
+    wheel.insert(u64::MAX - 1, 2).unwrap();
+    wheel.insert(u64::MAX, 3).unwrap();
+    wheel.reschedule(a, u64::MAX).unwrap();
+    let _ = wheel.expire(u64::MAX - 2, usize::MAX, |_| panic!("nothing is due yet"));
+    assert_eq!(
+        fire_all(&mut wheel, u64::MAX),
+        [(u64::MAX - 1, 2), (u64::MAX, 3), (u64::MAX, 1)]
+    );
+}
+
+#[test]
+fn wheel_of_2_pow_19_keeps_its_timers_in_blocks_of_64() {
+    let mut slots: Vec<WheelSlot<u32>> = (0..1 << 19).map(|_| WheelSlot::new()).collect();
+    let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+    let id = wheel.insert(5_000, 1).unwrap();
+    wheel.insert(5_000, 2).unwrap();
+    assert_eq!(wheel.blocks.block_len(), 64);
+    wheel.reschedule(id, 5_000).unwrap();
+    assert_eq!(fire_all(&mut wheel, 5_000), [(5_000, 2), (5_000, 1)]);
+}
