@@ -26,9 +26,16 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo check -p timer-core --target "$target" --features embassy-time
   cargo check -p timer-core --target "$target" --features defmt,embassy-time
 done
-cargo check -p net-shell --target thumbv7em-none-eabihf
-cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt
-cargo check -p net-shell --target thumbv7em-none-eabihf --features defmt,sntp
+# net-shell's feature matrix: no_std without `alloc`; each capability on its own (pub/sub,
+# transactions and CLIENT LIST turn on `alloc`); everything a no_std build can have; the
+# firmware's sets (`defmt`, and `defmt,sntp` for the NUCLEO's wall clock). `std` is the host
+# build that clippy and the tests use.
+for features in "" alloc pubsub transactions client-list key-timers-wheel extended-commands \
+  command-docs sntp defmt defmt,sntp \
+  alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,command-docs,sntp; do
+  echo "net-shell --features \"$features\""
+  cargo check -q -p net-shell --target thumbv7em-none-eabihf --features "$features"
+done
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo check -p embassy-wheel-queue --target "$target"
   cargo check -p embassy-wheel-queue --target "$target" --features defmt

@@ -78,7 +78,7 @@ pub struct Connection<'a> {
     pub(crate) subscribed: bool,
     /// Pub/sub messages that arrived while a reply was being sent in parts ([`more`](Self::more)):
     /// they go out once it is whole.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub(crate) held_messages: alloc::vec::Vec<u8>,
     /// The lent input buffer, while a larger allocated one holds a long request.
     #[cfg(feature = "alloc")]
@@ -90,7 +90,7 @@ pub struct Connection<'a> {
     #[cfg(feature = "alloc")]
     pub(crate) pending_at: usize,
     /// The open transaction (`MULTI`) and watched keys.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     pub(crate) transaction: crate::command::Transaction,
 }
 
@@ -131,7 +131,7 @@ impl<'a> Connection<'a> {
             name: ClientName::new(),
             protocol: Protocol::Resp2,
             subscribed: false,
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             held_messages: alloc::vec::Vec::new(),
             #[cfg(feature = "alloc")]
             lent_input: None,
@@ -139,7 +139,7 @@ impl<'a> Connection<'a> {
             pending: alloc::vec::Vec::new(),
             #[cfg(feature = "alloc")]
             pending_at: 0,
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "transactions")]
             transaction: crate::command::Transaction::new(),
         }
     }
@@ -157,11 +157,17 @@ impl<'a> Connection<'a> {
         self.name = ClientName::new();
         self.protocol = Protocol::Resp2;
         self.subscribed = false;
-        #[cfg(feature = "alloc")]
+        #[cfg(feature = "pubsub")]
         {
             self.held_messages = alloc::vec::Vec::new();
+        }
+        #[cfg(feature = "alloc")]
+        {
             self.drop_pending();
             self.shrink_input();
+        }
+        #[cfg(feature = "transactions")]
+        {
             self.transaction = crate::command::Transaction::new();
         }
     }

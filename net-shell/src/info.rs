@@ -102,7 +102,7 @@ pub(crate) fn write_info(
                 stats.protected_mode_refusals,
                 stats.oom_refusals
             )?;
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             write!(
                 text,
                 "pubsub_channels:{}\r\npubsub_patterns:{}\r\n",

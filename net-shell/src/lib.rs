@@ -18,7 +18,7 @@ mod decimal;
 mod info;
 mod memory;
 mod pool;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "pubsub")]
 pub mod pubsub;
 pub mod resp;
 mod server;

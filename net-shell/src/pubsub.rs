@@ -5,7 +5,7 @@
 //! server hands each message to its receivers' connections (each in the protocol that
 //! connection speaks). Clients are named by their slot in the connection table.
 //!
-//! With the `alloc` feature only: channel names and messages take memory in proportion to what
+//! With the `pubsub` feature only: channel names and messages take memory in proportion to what
 //! clients send.
 
 use alloc::collections::{BTreeMap, BTreeSet};

@@ -14,7 +14,7 @@ pub struct Settings {
     /// `maxclients` and `maxmemory`.
     pub capacity: Capacity,
     /// Which keyspace events are published (`notify-keyspace-events`; none by default).
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub keyspace_events: crate::pubsub::KeyspaceEvents,
 }
 
@@ -25,7 +25,7 @@ impl Settings {
             timeouts,
             security,
             capacity: Capacity::ALL,
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             keyspace_events: crate::pubsub::KeyspaceEvents::NONE,
         }
     }

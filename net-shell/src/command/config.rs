@@ -46,7 +46,7 @@ enum Kind {
         set: fn(&mut Capacity, usize),
     },
     /// `notify-keyspace-events`: Redis' class letters.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     KeyspaceEvents,
 }
 
@@ -139,7 +139,7 @@ const PARAMS: &[Param] = &[
             set: |c, v| c.query_buffer_limit = v,
         },
     },
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     Param {
         name: "notify-keyspace-events",
         kind: Kind::KeyspaceEvents,
@@ -178,7 +178,7 @@ impl Param {
             Kind::Bytes { get, .. } => {
                 out.bulk(Decimal::new(get(&settings.capacity) as u64).as_bytes())
             }
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             Kind::KeyspaceEvents => {
                 let mut text: heapless::String<16> = heapless::String::new();
                 let _ = write!(text, "{}", settings.keyspace_events);
@@ -268,7 +268,7 @@ impl Param {
                 }),
                 None => Err(SetError::NotAMemorySize),
             },
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             Kind::KeyspaceEvents => {
                 settings.keyspace_events =
                     crate::pubsub::KeyspaceEvents::parse(value).ok_or(SetError::NotEventClasses)?;
@@ -298,7 +298,7 @@ enum SetError {
     TooManyClients {
         most: usize,
     },
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     NotEventClasses,
 }
 
@@ -326,7 +326,7 @@ impl core::fmt::Display for SetError {
                 f,
                 "The server was started with slots for {most} clients, try with {most}"
             ),
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             Self::NotEventClasses => {
                 f.write_str("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
             }

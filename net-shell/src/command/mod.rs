@@ -35,9 +35,9 @@ use crate::store::{Store, StoreError};
 mod bits;
 mod config;
 pub use config::parse_memory;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "pubsub")]
 mod channels;
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "client-list")]
 mod clients;
 mod expiry;
 #[cfg(feature = "extended-commands")]
@@ -47,15 +47,15 @@ mod keys;
 mod server;
 mod strings;
 mod table;
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "client-list")]
 pub use clients::ClientsRequest;
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "client-list")]
 pub(crate) use clients::{kill_reply, KillFilter, Request as ClientsQuery};
 #[cfg(feature = "extended-commands")]
 pub(crate) use table::all_rows;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "transactions")]
 mod transaction;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "transactions")]
 pub use transaction::Transaction;
 
 /// Arguments of one command held without allocating: the most a command may have without the
@@ -109,20 +109,20 @@ pub struct Context<'s, 'a> {
     /// The protocol the connection speaks (`HELLO` switches it).
     pub protocol: &'s mut crate::resp::Protocol,
     /// The connection's transaction (`MULTI`) and watched keys.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     pub transaction: &'s mut Transaction,
     /// Subscriptions and published messages.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub pubsub: &'s mut crate::pubsub::PubSub,
     /// The connection's slot in the server's table (how pub/sub names it).
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub slot: u16,
     /// A large value may be sent as the send buffer drains ([`After::More`]); not inside
     /// `EXEC`, whose replies form one array.
     pub stream_values: bool,
     /// Where `CLIENT LIST` and `CLIENT KILL` leave what the server is to answer from its
     /// connection table (they write no reply themselves).
-    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    #[cfg(feature = "client-list")]
     pub clients: &'s mut Option<ClientsRequest>,
 }
 
@@ -169,9 +169,9 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         return Ok(After::Continue);
     };
     // A command refused here dooms an open transaction (Redis' `rejectCommand`).
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     let doom = |ctx: &mut Context<'_, '_>| ctx.transaction.doom();
-    #[cfg(not(feature = "alloc"))]
+    #[cfg(not(feature = "transactions"))]
     let doom = |_: &mut Context<'_, '_>| {};
     let (command, row) = match table::lookup_row(argv) {
         Ok(found) => found,
@@ -202,12 +202,12 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         return error(out, crate::auth::NOAUTH);
     }
     // A RESP2 client in pub/sub mode may only (un)subscribe, PING and QUIT.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     if channels::in_resp2_pubsub_mode(ctx) && !channels::allowed_while_subscribed(command.name) {
         refuse(ctx);
         return channels::refuse_while_subscribed(out, command.name);
     }
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     if ctx.transaction.is_open() && !transaction::runs_inside(command.name) {
         let queued = ctx.transaction.queue(argv);
         if queued > ctx.settings.capacity.query_buffer_limit {

@@ -12,14 +12,14 @@ use crate::settings::Settings;
 /// `PING [message]`.
 pub(crate) fn ping(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     // A RESP2 client in pub/sub mode hears `pong` as a message would come (Redis' `pingCommand`).
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     if super::channels::in_resp2_pubsub_mode(ctx) {
         out.array_header(2)?;
         out.bulk(b"pong")?;
         out.bulk(argv.get(1).copied().unwrap_or_default())?;
         return Ok(After::Continue);
     }
-    #[cfg(not(feature = "alloc"))]
+    #[cfg(not(feature = "pubsub"))]
     let _ = ctx;
     match argv {
         [_] => out.simple("PONG")?,

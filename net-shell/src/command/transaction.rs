@@ -42,7 +42,7 @@ impl Transaction {
     }
 
     /// How many commands are queued (`CLIENT LIST`'s `multi` field).
-    #[cfg(feature = "extended-commands")]
+    #[cfg(feature = "client-list")]
     pub(crate) fn queued_count(&self) -> usize {
         self.count
     }

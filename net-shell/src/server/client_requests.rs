@@ -98,7 +98,13 @@ impl Server<'_> {
         let conn = &self.conns[index];
         let (addr, laddr) = self.addresses(index);
         let name = core::str::from_utf8(conn.name.as_bytes()).unwrap_or_default();
-        let in_multi = conn.transaction.is_open();
+        #[cfg(feature = "transactions")]
+        let queued = conn
+            .transaction
+            .is_open()
+            .then(|| conn.transaction.queued_count());
+        #[cfg(not(feature = "transactions"))]
+        let queued: Option<usize> = None;
         writeln!(
             text,
             "id={} addr={} laddr={} name={} age={} idle={} flags={} db=0 sub=0 psub=0 ssub=0 multi={} qbuf={} user=default resp={}",
@@ -108,12 +114,8 @@ impl Server<'_> {
             name,
             now.saturating_sub(conn.accepted_at) / 1000,
             now.saturating_sub(conn.idle_since) / 1000,
-            if in_multi { "x" } else { "N" },
-            if in_multi {
-                conn.transaction.queued_count() as i64
-            } else {
-                -1
-            },
+            if queued.is_some() { "x" } else { "N" },
+            queued.map_or(-1, |count| count as i64),
             conn.input_len,
             conn.protocol.version(),
         )

@@ -109,7 +109,7 @@ impl Server<'_> {
 
     /// Sends FIN after any queued replies; aborts later if the peer does not finish.
     pub(super) fn begin_close(&mut self, index: usize, now: Tick) {
-        #[cfg(feature = "alloc")]
+        #[cfg(feature = "pubsub")]
         self.pubsub.forget(index as u16);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).close();
@@ -128,7 +128,7 @@ impl Server<'_> {
     /// Aborts the connection (the peer gets an RST) and frees the slot; it listens again once
     /// the RST is out ([`listen_again`](Self::listen_again), later in the same poll).
     pub(super) fn recycle(&mut self, index: usize) {
-        #[cfg(feature = "alloc")]
+        #[cfg(feature = "pubsub")]
         self.pubsub.forget(index as u16);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).abort();

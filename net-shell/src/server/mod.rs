@@ -21,13 +21,13 @@
 //! | `wall_clock.rs` | setting the wall clock by SNTP (the `sntp` feature) |
 
 mod arrivals;
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "client-list")]
 mod client_requests;
 mod dhcp;
 pub(crate) mod endpoints;
 mod lifecycle;
 mod listeners;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "pubsub")]
 mod messages;
 mod serve;
 mod setup;
@@ -88,7 +88,7 @@ pub struct Server<'a> {
     reply_vec: alloc::vec::Vec<u8>,
     store: Store<'a>,
     /// Subscriptions and messages waiting to go out.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pubsub: crate::pubsub::PubSub,
     settings: Settings,
     conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
@@ -235,7 +235,7 @@ impl<'a> Server<'a> {
             conns,
             #[cfg(feature = "alloc")]
             reply_vec: alloc::vec![0; reply.len()],
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             pubsub: crate::pubsub::PubSub::new(),
             reply,
             store,
@@ -337,9 +337,9 @@ impl<'a> Server<'a> {
     /// Removes keys whose time ran out, at most `budget` of them (a poll's two sweeps share
     /// the expiry budget); keyspace notifications go out in the same poll. How many went.
     fn expire_keys(&mut self, now: Tick, budget: usize) -> usize {
-        #[cfg(not(feature = "alloc"))]
+        #[cfg(not(feature = "pubsub"))]
         let sweep = self.store.expire(now, budget);
-        #[cfg(feature = "alloc")]
+        #[cfg(feature = "pubsub")]
         let sweep = {
             let events = self.settings.keyspace_events;
             let pubsub = &mut self.pubsub;

@@ -31,7 +31,7 @@ struct Step {
     /// The input holds no whole request yet.
     incomplete: bool,
     /// For the server to answer from its connection table (nothing written yet).
-    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    #[cfg(feature = "client-list")]
     clients: Option<command::ClientsRequest>,
 }
 
@@ -42,7 +42,7 @@ impl Step {
         executed: false,
         close: false,
         incomplete: true,
-        #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+        #[cfg(feature = "client-list")]
         clients: None,
     };
 }
@@ -58,7 +58,7 @@ struct Runner<'s, 'a> {
     reply: &'s mut alloc::vec::Vec<u8>,
     #[cfg(not(feature = "alloc"))]
     reply: &'s mut [u8],
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pubsub: &'s mut crate::pubsub::PubSub,
     limits: Limits,
     started: Tick,
@@ -76,7 +76,7 @@ struct Client<'c> {
     protocol: &'c mut Protocol,
     authenticated: &'c mut bool,
     more: &'c mut Option<Continuation>,
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     transaction: &'c mut crate::command::Transaction,
 }
 
@@ -90,7 +90,7 @@ impl<'c> Client<'c> {
             protocol: &mut conn.protocol,
             authenticated: &mut conn.authenticated,
             more: &mut conn.more,
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "transactions")]
             transaction: &mut conn.transaction,
         };
         (client, &mut conn.input, conn.input_len)
@@ -123,7 +123,7 @@ impl Runner<'_, '_> {
             executed: false,
             close: false,
             incomplete: false,
-            #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+            #[cfg(feature = "client-list")]
             clients: None,
         };
         match parsed {
@@ -144,14 +144,14 @@ impl Runner<'_, '_> {
                         unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(self.now)),
                     },
                     client_slots: self.client_slots,
-                    #[cfg(feature = "alloc")]
+                    #[cfg(feature = "transactions")]
                     transaction: client.transaction,
-                    #[cfg(feature = "alloc")]
+                    #[cfg(feature = "pubsub")]
                     pubsub: self.pubsub,
-                    #[cfg(feature = "alloc")]
+                    #[cfg(feature = "pubsub")]
                     slot: index as u16,
                     stream_values: true,
-                    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+                    #[cfg(feature = "client-list")]
                     clients: &mut step.clients,
                 };
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
@@ -273,7 +273,7 @@ impl Server<'_> {
                     .tcp_mut(index, handle)
                     .send_slice(&self.reply[..written]);
                 // Messages that waited for the reply to be whole go out behind it.
-                #[cfg(feature = "alloc")]
+                #[cfg(feature = "pubsub")]
                 if self.conns[index].more.is_none() {
                     let conn = &mut self.conns[index];
                     if !conn.held_messages.is_empty() {
@@ -299,7 +299,7 @@ impl Server<'_> {
                 reply: &mut self.reply_vec,
                 #[cfg(not(feature = "alloc"))]
                 reply: &mut self.reply,
-                #[cfg(feature = "alloc")]
+                #[cfg(feature = "pubsub")]
                 pubsub: &mut self.pubsub,
                 limits,
                 started: self.started,
@@ -372,7 +372,7 @@ impl Server<'_> {
             executed |= step.executed;
             // What the command published goes out first: a subscriber publishing to itself
             // hears the message before the reply, as from Redis.
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             {
                 self.deliver_messages(now);
                 self.conns[index].subscribed = self.pubsub.count(index as u16) > 0;
@@ -382,7 +382,7 @@ impl Server<'_> {
             }
             #[allow(unused_mut)]
             let mut written = step.written;
-            #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+            #[cfg(feature = "client-list")]
             if let Some(request) = step.clients.take() {
                 let (len, close_me) = self.answer_clients(index, request, now);
                 written = len;

@@ -2,10 +2,10 @@
 //! key. A key is live through its deadline and gone from the next tick: removed when a command
 //! meets it ([`find_live`](Store::find_live)) or when its timer fires ([`Store::expire`]).
 
-#[cfg(not(feature = "alloc"))]
+#[cfg(not(feature = "key-timers-wheel"))]
 pub(super) use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as KeyTimersOn};
 use timer_core::{Tick, TimerQueue};
-#[cfg(feature = "alloc")]
+#[cfg(feature = "key-timers-wheel")]
 pub(super) use timer_core::{TimerWheelOn as KeyTimersOn, WheelSlot as TimerSlot};
 
 use super::hash_table::{position, Entry};
@@ -66,7 +66,7 @@ impl Store<'_> {
     /// Whether to keep the keys removed on access after their deadline (a command met them
     /// before the timer sweep did), for [`take_expired_on_access`](Self::take_expired_on_access):
     /// keyspace notifications publish those too.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub fn record_expired_on_access(&mut self, on: bool) {
         if on != self.expired_on_access.is_some() {
             self.expired_on_access = on.then(alloc::vec::Vec::new);
@@ -86,7 +86,7 @@ impl Store<'_> {
     /// assert_eq!(store.get(b"a", 6), None); // past its deadline: removed
     /// assert_eq!(store.take_expired_on_access(), [b"a".to_vec()]);
     /// ```
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     pub fn take_expired_on_access(&mut self) -> alloc::vec::Vec<alloc::vec::Vec<u8>> {
         match &mut self.expired_on_access {
             Some(keys) => core::mem::take(keys),
@@ -211,7 +211,7 @@ impl Store<'_> {
     pub(super) fn find_live(&mut self, key: &[u8], now: Tick) -> Option<u32> {
         let index = self.find(key)?;
         if self.entry(index).is_some_and(|e| self.is_expired(e, now)) {
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             if let (Some(keys), Some(entry)) = (
                 &mut self.expired_on_access,
                 self.entries.get(position(index)),
@@ -290,7 +290,7 @@ mod tests {
         s.set(b"d", b"v", Ttl::At(30), 0).unwrap();
         assert!(s.next_deadline().is_some_and(|next| next <= 21));
         // The heap's next deadline is exact; the wheel's may be the start of a coarse slot.
-        #[cfg(not(feature = "alloc"))]
+        #[cfg(not(feature = "key-timers-wheel"))]
         assert_eq!(s.next_deadline(), Some(21));
         let mut gone = std::vec::Vec::new();
         let sweep = s.expire_each(30, 10, |key| gone.push(key[0]));

@@ -94,7 +94,7 @@ pub struct Store<'a> {
     expired_keys: u64,
     /// Keys removed on access after their deadline, kept for keyspace notifications while
     /// [`record_expired_on_access`](Self::record_expired_on_access) is on.
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     expired_on_access: Option<alloc::vec::Vec<alloc::vec::Vec<u8>>>,
     seed: u32,
     /// The next write stamp.
@@ -182,7 +182,7 @@ impl<'a> Store<'a> {
             max_key_len,
             max_value_len,
             expired_keys: 0,
-            #[cfg(feature = "alloc")]
+            #[cfg(feature = "pubsub")]
             expired_on_access: None,
             seed,
             #[cfg(feature = "alloc")]

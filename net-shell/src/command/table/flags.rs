@@ -177,9 +177,9 @@ pub(crate) enum Group {
     Bitmap,
     Connection,
     Server,
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    #[cfg_attr(not(feature = "transactions"), allow(dead_code))]
     Transactions,
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    #[cfg_attr(not(feature = "pubsub"), allow(dead_code))]
     Pubsub,
 }
 

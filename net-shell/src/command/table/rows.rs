@@ -2,10 +2,12 @@
 
 #[cfg(feature = "extended-commands")]
 use super::super::bits;
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "pubsub")]
+use super::super::channels;
+#[cfg(feature = "client-list")]
 use super::super::clients;
-#[cfg(feature = "alloc")]
-use super::super::{channels, transaction};
+#[cfg(feature = "transactions")]
+use super::super::transaction;
 use super::super::{config, keys, server, strings};
 use super::flags::{Acl, Flags, Group, KeyFlags, KeySpec};
 #[cfg(feature = "command-docs")]
@@ -162,38 +164,38 @@ pub(crate) static ROWS: &[Command] = &[
     row("echo", 2, LOADING_STALE.union(F::FAST), A::CONNECTION, G::Connection, server::echo),
     row("quit", -1, NO_AUTH, A::CONNECTION, G::Connection, server::quit),
     row("time", 1, LOADING_STALE.union(F::FAST), A::empty(), G::Server, server::time).tips(NONDETERMINISTIC),
-    // Transactions (queued commands take memory: the host).
-    #[cfg(feature = "alloc")]
+    // Transactions (`transactions` feature: queued commands take memory).
+    #[cfg(feature = "transactions")]
     row("multi", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::multi),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     row("exec", 1, F::NOSCRIPT.union(LOADING_STALE).union(F::SKIP_SLOWLOG), A::TRANSACTION, G::Transactions, transaction::exec),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     row("discard", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::discard),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     row("watch", -2, TX_FAST, A::TRANSACTION, G::Transactions, transaction::watch).keys(1, -1, 1)
         .specs(&[KeySpec::new(KF::RO, 1, -1, 1)]),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "transactions")]
     row("unwatch", 1, TX_FAST, A::TRANSACTION, G::Transactions, transaction::unwatch),
-    // Pub/sub (channels and messages take memory: the host).
-    #[cfg(feature = "alloc")]
+    // Pub/sub (`pubsub` feature: channels and messages take memory).
+    #[cfg(feature = "pubsub")]
     row("subscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, channels::subscribe),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     row("unsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, channels::unsubscribe),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     row("psubscribe", -2, SUBSCRIBING, A::empty(), G::Pubsub, channels::psubscribe),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     row("punsubscribe", -1, SUBSCRIBING, A::empty(), G::Pubsub, channels::punsubscribe),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     row("publish", 3, F::PUBSUB.union(LOADING_STALE).union(F::FAST), A::empty(), G::Pubsub, channels::publish),
-    #[cfg(feature = "alloc")]
+    #[cfg(feature = "pubsub")]
     row("pubsub", -2, F::empty(), A::empty(), G::Pubsub, container).subcommands(PUBSUB),
 ];
 
 /// The flags of `SUBSCRIBE`, `UNSUBSCRIBE`, `PSUBSCRIBE` and `PUNSUBSCRIBE`.
-#[cfg(feature = "alloc")]
+#[cfg(feature = "pubsub")]
 const SUBSCRIBING: Flags = F::PUBSUB.union(F::NOSCRIPT).union(LOADING_STALE);
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "pubsub")]
 #[rustfmt::skip]
 static PUBSUB: &[Command] = &[
     row("pubsub|numsub", -2, F::PUBSUB.union(LOADING_STALE), A::empty(), G::Pubsub, channels::numsub),
@@ -204,7 +206,7 @@ static PUBSUB: &[Command] = &[
 ];
 
 /// The flags of `MULTI`, `DISCARD`, `WATCH` and `UNWATCH`.
-#[cfg(feature = "alloc")]
+#[cfg(feature = "transactions")]
 const TX_FAST: Flags = F::NOSCRIPT
     .union(LOADING_STALE)
     .union(F::FAST)
@@ -250,9 +252,9 @@ static CLIENT: &[Command] = &[
     #[cfg(feature = "command-docs")]
     row("client|help", 2, LOADING_STALE, A::CONNECTION, G::Connection, help),
     row("client|id", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, server::client_id),
-    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    #[cfg(feature = "client-list")]
     row("client|list", -2, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_list).tips(NONDETERMINISTIC),
-    #[cfg(all(feature = "alloc", feature = "extended-commands"))]
+    #[cfg(feature = "client-list")]
     row("client|kill", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_kill),
     #[cfg(feature = "extended-commands")]
     row("client|no-evict", 3, F::ADMIN.union(CLIENT_FLAGS), A::CONNECTION, G::Connection, server::client_no_evict),
@@ -270,7 +272,7 @@ const ALL_SHARDS_SUM: &[&str] = &["request_policy:all_shards", "response_policy:
 const LOADING_STALE: Flags = F::LOADING.union(F::STALE);
 const ADMIN_CONFIG: Flags = F::ADMIN.union(F::NOSCRIPT).union(LOADING_STALE);
 const CLIENT_FLAGS: Flags = F::NOSCRIPT.union(LOADING_STALE);
-#[cfg(all(feature = "alloc", feature = "extended-commands"))]
+#[cfg(feature = "client-list")]
 const ADMIN_CLIENT: Flags = F::ADMIN.union(CLIENT_FLAGS);
 const NO_AUTH: Flags = F::NOSCRIPT
     .union(LOADING_STALE)
