@@ -6,7 +6,8 @@
 //! forwarded port on 127.0.0.1 (`restrict=on`), killed when the test ends, pass or fail. Guest
 //! time follows host time, so the waits are wall-clock waits with generous margins.
 //!
-//! Skipped with a message when `qemu-system-arm` or `redis-cli` is missing, unless `CI` is set.
+//! Each test is `#[ignore]`d (it needs QEMU): `cargo test -- --include-ignored` runs them, as
+//! `scripts/check.sh` does, and a missing tool fails them.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
@@ -44,15 +45,14 @@ struct Board {
 }
 
 impl Board {
-    /// Builds (once) and boots the firmware, and waits for its ready line; `None` if this
-    /// machine cannot (skipped outside CI).
-    fn boot() -> Option<Board> {
+    /// Builds (once) and boots the firmware, and waits for its ready line (the test fails if
+    /// this machine cannot).
+    fn boot() -> Board {
         for program in [QEMU, "redis-cli"] {
             if !e2e::have(program) {
-                e2e::skip(&format!(
+                e2e::missing(&format!(
                     "{program} is not installed (apt-get install qemu-system-arm redis-tools)"
                 ));
-                return None;
             }
         }
         let elf = firmware().as_ref().expect("building the firmware failed");
@@ -80,7 +80,7 @@ impl Board {
         let ready = e2e::wait_for_line_in(stderr, READY, BOOT_TIMEOUT)
             .unwrap_or_else(|seen| panic!("the firmware never got ready: {seen}"));
         assert!(ready.contains(READY), "{ready}");
-        Some(Board { qemu, port })
+        Board { qemu, port }
     }
 
     /// Runs one `redis-cli` command and returns its output, trimmed.
@@ -225,10 +225,9 @@ fn wait_for_clients(client: &mut Client, count: u64) {
 }
 
 #[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
 fn qemu_firmware_serves_redis_cli_and_removes_expired_keys() {
-    let Some(mut board) = Board::boot() else {
-        return;
-    };
+    let mut board = Board::boot();
     assert_eq!(board.cli(&["PING"]), "PONG");
     assert_eq!(board.cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(board.cli(&["GET", "greeting"]), "hello");
@@ -272,10 +271,9 @@ fn qemu_firmware_serves_redis_cli_and_removes_expired_keys() {
 }
 
 #[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
 fn qemu_firmware_closes_an_idle_client_and_keeps_an_active_one() {
-    let Some(mut board) = Board::boot() else {
-        return;
-    };
+    let mut board = Board::boot();
     assert_eq!(board.info_field("idle_timeout_ms"), IDLE_TIMEOUT_MS);
     let mut idle = board.connect();
     let mut active = board.connect();
@@ -318,10 +316,9 @@ fn qemu_firmware_closes_an_idle_client_and_keeps_an_active_one() {
 }
 
 #[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
 fn qemu_firmware_closes_a_malformed_request_and_keeps_serving() {
-    let Some(mut board) = Board::boot() else {
-        return;
-    };
+    let mut board = Board::boot();
     let mut good = board.connect();
     good.ping();
     // Inline commands, split across segments, pipelined.
@@ -349,10 +346,9 @@ fn qemu_firmware_closes_a_malformed_request_and_keeps_serving() {
 }
 
 #[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
 fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
-    let Some(mut board) = Board::boot() else {
-        return;
-    };
+    let mut board = Board::boot();
     let max: usize = board
         .info_field("maxclients")
         .try_into()
@@ -402,10 +398,9 @@ fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
 /// works: `EXPIREAT` and `PXAT` are accepted, `EXPIRETIME` gives the time back, and a key set
 /// with `PXAT` is removed when that time comes.
 #[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
 fn qemu_firmware_has_a_wall_clock_for_absolute_expiry() {
-    let Some(board) = Board::boot() else {
-        return;
-    };
+    let board = Board::boot();
     let unix_now = || {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -1,6 +1,9 @@
 //! End to end over a real Linux tap: the real `net-shell` binary in a network namespace this
 //! test creates (and removes, also on failure), driven by the real `redis-cli` and by raw
 //! sockets from Python inside the same namespace. No traffic leaves the namespace.
+//!
+//! Each test is `#[ignore]`d (it needs root for the namespace and the tap): `cargo test --
+//! --include-ignored` runs them, as `scripts/check.sh` does, and a missing tool fails them.
 
 use std::io::Read as _;
 use std::process::Stdio;
@@ -27,22 +30,20 @@ struct Shell {
 }
 
 impl Shell {
-    /// Starts the shell, or `None` if this machine cannot (skipped outside CI).
-    fn start(test: &str, extra: &[&str]) -> Option<Shell> {
+    /// Starts the shell (the test fails if this machine cannot).
+    fn start(test: &str, extra: &[&str]) -> Shell {
         Self::start_logging(test, extra, "warn", Stdio::null())
     }
 
     /// [`start`](Self::start) with `--log-level log_level` and the log going to `stderr`.
     /// A piped log must be read, or the shell blocks once the pipe is full.
-    fn start_logging(test: &str, extra: &[&str], log_level: &str, stderr: Stdio) -> Option<Shell> {
+    fn start_logging(test: &str, extra: &[&str], log_level: &str, stderr: Stdio) -> Shell {
         if let Err(reason) = e2e::can_make_namespaces() {
-            e2e::skip(&reason);
-            return None;
+            e2e::missing(&reason);
         }
         for program in ["redis-cli", "python3"] {
             if !e2e::have(program) {
-                e2e::skip(&format!("{program} is not installed"));
-                return None;
+                e2e::missing(&format!("{program} is not installed"));
             }
         }
         let binary = binary().as_ref().expect("building net-shell failed");
@@ -64,7 +65,7 @@ impl Shell {
         let (process, ready) = e2e::start_net_shell(&namespace, binary, &args, stderr)
             .expect("net-shell never printed its ready line");
         assert!(ready.contains(SHELL_IP), "{ready}");
-        Some(Shell { process, namespace })
+        Shell { process, namespace }
     }
 
     /// Runs one `redis-cli` command against the shell and returns its output, trimmed.
@@ -99,10 +100,9 @@ impl Shell {
 }
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_shell_answers_redis_cli_and_removes_expired_keys() {
-    let Some(shell) = Shell::start("kv", &[]) else {
-        return;
-    };
+    let shell = Shell::start("kv", &[]);
     assert_eq!(shell.cli(&["PING"]), "PONG");
     assert_eq!(shell.cli(&["SET", "greeting", "hello"]), "OK");
     assert_eq!(shell.cli(&["GET", "greeting"]), "hello");
@@ -148,10 +148,9 @@ print("pongs", pongs)
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_idle_connection_is_closed_while_active_one_stays() {
-    let Some(shell) = Shell::start("idle", &["--idle-timeout-ms", "1500"]) else {
-        return;
-    };
+    let shell = Shell::start("idle", &["--idle-timeout-ms", "1500"]);
     let lines = shell.python(IDLE_SCRIPT, &[]);
     assert!(
         lines.contains(&"idle-first b'+PONG\\r\\n'".to_string()),
@@ -185,10 +184,9 @@ good.sendall(b"GET k\r\n"); print("good-get", good.recv(64))
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_malformed_request_is_answered_and_closed_while_other_client_works() {
-    let Some(shell) = Shell::start("bad", &[]) else {
-        return;
-    };
+    let shell = Shell::start("bad", &[]);
     let lines = shell.python(MALFORMED_SCRIPT, &[]);
     assert!(
         lines.contains(&"good-set b'+OK\\r\\n'".to_string()),
@@ -222,10 +220,9 @@ fn terminate(shell: &mut Shell, within: Duration) -> (Duration, String) {
 }
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_sigterm_stops_an_idle_shell_at_once() {
-    let Some(mut shell) = Shell::start_logging("sig", &[], "info", Stdio::piped()) else {
-        return;
-    };
+    let mut shell = Shell::start_logging("sig", &[], "info", Stdio::piped());
     assert_eq!(shell.cli(&["PING"]), "PONG");
     // Idle: the shell is asleep in its wait, with no deadline for seconds.
     std::thread::sleep(Duration::from_millis(300));
@@ -250,10 +247,9 @@ except ConnectionResetError:
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_sigterm_closes_open_connections_then_exits() {
-    let Some(mut shell) = Shell::start_logging("sigconn", &[], "info", Stdio::piped()) else {
-        return;
-    };
+    let mut shell = Shell::start_logging("sigconn", &[], "info", Stdio::piped());
     let pid = shell.process.child().id().to_string();
     let lines = shell.python(SIGTERM_SCRIPT, &[&pid]);
     assert!(
@@ -348,10 +344,9 @@ print("get-ok", sum(read_exact(s, 18) == b"$11\r\nvalue:%05d\r\n" % i for i, s i
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_two_thousand_concurrent_clients_each_set_and_get() {
-    let Some(shell) = Shell::start("c2k", &["--maxclients", "2000"]) else {
-        return;
-    };
+    let shell = Shell::start("c2k", &["--maxclients", "2000"]);
     let script = format!("{CONNECT_ALL}{CLIENTS_SCRIPT}");
     let lines = shell.python(&script, &["2000"]);
     assert_eq!(
@@ -385,10 +380,9 @@ print("other", sorted(set(other)))
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_burst_of_a_thousand_connects_is_accepted_without_resets() {
-    let Some(shell) = Shell::start("burst", &["--maxclients", "1000"]) else {
-        return;
-    };
+    let shell = Shell::start("burst", &["--maxclients", "1000"]);
     let script = format!("{CONNECT_ALL}{BURST_SCRIPT}");
     let lines = shell.python(&script, &["1000"]);
     assert_eq!(
@@ -422,10 +416,9 @@ print("after-close", reply, "attempts", attempt + 1)
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_client_past_maxclients_gets_redis_error_and_a_freed_slot_is_reused() {
-    let Some(shell) = Shell::start("maxcl", &["--maxclients", "50"]) else {
-        return;
-    };
+    let shell = Shell::start("maxcl", &["--maxclients", "50"]);
     assert_eq!(
         shell.cli(&["CONFIG", "GET", "maxclients"]),
         "maxclients\n50"
@@ -490,15 +483,14 @@ print("most-late-ms %.0f" % late)
 /// after the deadline each close happens is measured by `scripts/bench-redis.sh`; here the
 /// bound is generous (a loaded CI machine sees the closes through its own scheduler).
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_ten_thousand_idle_connections_are_each_closed_once_at_their_timeout() {
-    let Some(shell) = Shell::start(
+    let shell = Shell::start(
         "idle10k",
         // Longer than connecting 10,000 clients takes (a few seconds here), so the closes come
         // after every client is in.
         &["--maxclients", "10000", "--idle-timeout-ms", "20000"],
-    ) else {
-        return;
-    };
+    );
     let script = format!("{CONNECT_ALL}{IDLE_MANY_SCRIPT}");
     let lines = shell.python(&script, &["10000", "20000"]);
     assert_eq!(lines[0], "connected 10000 failed 0", "{lines:?}");
@@ -541,10 +533,9 @@ print("strlen", s.recv(64))
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_one_mib_and_sixty_four_mib_values_are_set_and_read_back_byte_for_byte() {
-    let Some(shell) = Shell::start("bigval", &[]) else {
-        return;
-    };
+    let shell = Shell::start("bigval", &[]);
     for n in [1usize << 20, 64 << 20] {
         let lines = shell.python(BIG_VALUE_SCRIPT, &[&n.to_string()]);
         assert_eq!(
@@ -586,10 +577,9 @@ s.sendall(request(b"DBSIZE")); print("dbsize", reply(s))
 "#;
 
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_del_and_exists_take_ten_thousand_keys() {
-    let Some(shell) = Shell::start("manykeys", &[]) else {
-        return;
-    };
+    let shell = Shell::start("manykeys", &[]);
     let lines = shell.python(MANY_KEYS_SCRIPT, &["10000"]);
     assert_eq!(
         lines,
@@ -632,10 +622,9 @@ other.sendall(b"*3\r\n$6\r\nEXISTS\r\n$1\r\na\r\n$1\r\nb\r\n"); print("other-exi
 /// Past `client-query-buffer-limit` the client is closed (no reply, as by Redis); what it sent
 /// before ran, and another client keeps working.
 #[test]
+#[ignore = "needs root, a tap and redis-cli"]
 fn tap_mset_over_the_query_buffer_limit_closes_that_client_only() {
-    let Some(shell) = Shell::start("qlimit", &["--client-query-buffer-limit", "1mb"]) else {
-        return;
-    };
+    let shell = Shell::start("qlimit", &["--client-query-buffer-limit", "1mb"]);
     let lines = shell.python(OVER_LIMIT_SCRIPT, &[]);
     assert_eq!(
         lines,
@@ -652,22 +641,19 @@ fn tap_mset_over_the_query_buffer_limit_closes_that_client_only() {
 /// pub/sub and keyspace-event client, print the same lines against net-shell as against
 /// redis-server (`host-tests/scripts/redis_py_check.py`).
 #[test]
+#[ignore = "needs root, a tap, redis-py and redis-server"]
 fn tap_redis_py_with_its_defaults_sees_what_it_sees_from_redis() {
     let have_redis_py = std::process::Command::new("python3")
         .args(["-c", "import redis"])
         .status()
         .is_ok_and(|s| s.success());
     if !have_redis_py {
-        e2e::skip("redis-py is not installed (python3 -m pip install redis==8.1.0)");
-        return;
+        e2e::missing("redis-py is not installed (python3 -m pip install redis==8.1.0)");
     }
     if !e2e::have("redis-server") {
-        e2e::skip("redis-server is not installed");
-        return;
+        e2e::missing("redis-server is not installed");
     }
-    let Some(shell) = Shell::start("redispy", &[]) else {
-        return;
-    };
+    let shell = Shell::start("redispy", &[]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/redis_py_check.py");
     let ours = e2e::stdout_of(
         shell
