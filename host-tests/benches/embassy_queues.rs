@@ -1,7 +1,8 @@
-//! `embassy-wheel-queue`'s two queues (`WheelQueue` on timer-core's wheel, `HeapQueue` on its
-//! heap) against embassy's two timer queues from `embassy-time-queue-utils`: the
-//! generic queue (`ConstGenericQueue`) and the integrated queue (`queue_integrated::Queue`), on
-//! the work an executor gives its timer queue.
+//! `embassy-wheel-queue`'s three queues (`IntegratedWheel`, which keeps each task's timer in the
+//! task on a hierarchical wheel; `WheelQueue` on timer-core's wheel and `HeapQueue` on its heap,
+//! both finding a waker's timer by hashing) against embassy's two timer queues from
+//! `embassy-time-queue-utils`: the generic queue (`ConstGenericQueue`) and the integrated queue
+//! (`queue_integrated::Queue`), on the work an executor gives its timer queue.
 //!
 //! ```text
 //! cargo bench -p host-tests --bench embassy_queues
@@ -11,9 +12,12 @@
 //! queue driven as embassy's time drivers drive it: when the alarm fires, `next_expiration(now)`
 //! wakes the tasks due and gives the next alarm; the executor polls the woken tasks, and each
 //! registers its next deadline with `schedule_wake` and its own task waker; a `schedule_wake`
-//! that answers `true` (the alarm must move) is followed by `next_expiration(now)`. The integrated queue needs such wakers (it finds the task header behind the
-//! waker and links tasks through the header's timer-queue item); the other two queues get the
-//! same wakers, so every queue pays the same wake and poll. Time is simulated ticks; the table
+//! that answers `true` (the alarm must move) is followed by `next_expiration(now)`. The two
+//! integrated queues need such wakers (they find the task header behind the waker and link
+//! tasks through the header's timer-queue item); the other queues get the same wakers, so every
+//! queue pays the same wake and poll. The two integrated queues cannot share tasks (each lays
+//! its own timer over the item), so `IntegratedWheel` gets a second set of `n` tasks, made the
+//! same way. Time is simulated ticks; the table
 //! gives thread CPU time per queue operation (a task's `schedule_wake` with the driver's re-arm
 //! it causes, or a wake with the executor's poll of the woken task; `next_expiration` calls
 //! that wake nothing count as time, not as operations), the median of 5 runs. Workloads:
@@ -27,9 +31,14 @@
 //!   task, which registers again. 200,000 ticks.
 //!
 //! Every queue gets the same seeded sequence: tasks woken at one tick re-register in task order.
-//! Capacity is the next power of two at or above `n` for ours and the generic queue (the generic
-//! queue's cost grows with the timers it holds, not its capacity); the integrated queue has no
-//! capacity (its entries live in the tasks).
+//! Capacity is the next power of two at or above `n` for `WheelQueue`, `HeapQueue` and the
+//! generic queue (the generic queue's cost grows with the timers it holds, not its capacity);
+//! the integrated queues have none (their entries live in the tasks).
+//!
+//! `EMBASSY_QUEUES_N=8,64` runs only the rows of those task counts.
+//!
+//! The bench also prints each queue's memory on this (64-bit) host: the queue's own bytes, and
+//! the bytes each task carries for it.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -39,9 +48,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use embassy_executor::raw::{Executor, TaskStorage};
+use embassy_executor_timer_queue::TimerQueueItem;
 use embassy_time_queue_utils::queue_generic::ConstGenericQueue;
 use embassy_time_queue_utils::queue_integrated::Queue as IntegratedQueue;
-use embassy_wheel_queue::{HeapQueue, WheelQueue};
+use embassy_wheel_queue::{HeapQueue, IntegratedWheel, WheelQueue};
 use host_tests::cpu_time::thread_cpu_time;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -70,6 +80,27 @@ impl<const N: usize> Queue for HeapQueue<N> {
     fn next_expiration(&mut self, now: u64) -> u64 {
         HeapQueue::next_expiration(self, now)
     }
+}
+
+impl Queue for IntegratedWheel {
+    fn schedule_wake(&mut self, at: u64, waker: &Waker) -> bool {
+        IntegratedWheel::schedule_wake(self, at, waker)
+    }
+    fn next_expiration(&mut self, now: u64) -> u64 {
+        IntegratedWheel::next_expiration(self, now)
+    }
+    /// Wakes every task, so that the executor's run queue is empty for the next run (dropping
+    /// the queue would unlink them too, without waking).
+    fn release(&mut self) {
+        IntegratedWheel::next_expiration(self, u64::MAX);
+    }
+}
+
+/// A new `IntegratedWheel` for one run.
+fn integrated_wheel() -> IntegratedWheel {
+    // SAFETY: `IntegratedWheel`s get their own set of tasks (`row`), which no other integrated
+    // queue sees, and each run's queue is dropped before the next is made.
+    unsafe { IntegratedWheel::new() }
 }
 
 impl<const N: usize> Queue for ConstGenericQueue<N> {
@@ -314,16 +345,23 @@ fn measure<Q: Queue>(new: impl Fn() -> Q, tasks: &Tasks, n: usize, runs: u64) ->
 }
 
 /// One table row per workload at `n` tasks: each queue's ns/op and its ratio to the faster of
-/// embassy's two queues.
-fn row<const N: usize>(n: usize, tasks: &Tasks, runs: u64, table: &mut Vec<String>) {
+/// embassy's two queues. `own_tasks` are `IntegratedWheel`'s (see the header).
+fn row<const N: usize>(
+    n: usize,
+    tasks: &Tasks,
+    own_tasks: &Tasks,
+    runs: u64,
+    table: &mut Vec<String>,
+) {
     let wheel = measure(WheelQueue::<N>::new, tasks, n, runs);
     let heap = measure(HeapQueue::<N>::new, tasks, n, runs);
     let generic = measure(ConstGenericQueue::<N>::new, tasks, n, runs);
     let integrated = measure(IntegratedQueue::new, tasks, n, runs);
+    let ours = measure(integrated_wheel, own_tasks, n, runs);
     for (w, name) in ["sleepers", "timeouts"].iter().enumerate() {
-        let queues = [&wheel[w], &heap[w], &generic[w], &integrated[w]];
+        let queues = [&ours[w], &wheel[w], &heap[w], &generic[w], &integrated[w]];
         assert!(
-            queues.iter().all(|q| q.ops == wheel[w].ops),
+            queues.iter().all(|q| q.ops == ours[w].ops),
             "{name}, n = {n}: the queues did different work ({:?} operations)",
             queues.map(|q| q.ops)
         );
@@ -336,25 +374,83 @@ fn row<const N: usize>(n: usize, tasks: &Tasks, runs: u64, table: &mut Vec<Strin
     }
 }
 
+/// Each queue's memory on this host: its own bytes (at `N` = 8 and 64 for the queues with a
+/// capacity) and the bytes each task carries for it.
+fn memory() -> Vec<String> {
+    use std::mem::size_of;
+    let item = size_of::<TimerQueueItem>();
+    vec![
+        "| queue | queue bytes, 8 tasks | queue bytes, 64 tasks | bytes in each task |".into(),
+        "|---|--:|--:|--:|".into(),
+        format!(
+            "| IntegratedWheel | {} | {} | {item} |",
+            size_of::<IntegratedWheel>(),
+            size_of::<IntegratedWheel>()
+        ),
+        format!(
+            "| WheelQueue | {} | {} | 0 |",
+            size_of::<WheelQueue<8>>(),
+            size_of::<WheelQueue<64>>()
+        ),
+        format!(
+            "| HeapQueue | {} | {} | 0 |",
+            size_of::<HeapQueue<8>>(),
+            size_of::<HeapQueue<64>>()
+        ),
+        format!(
+            "| embassy generic queue | {} | {} | 0 |",
+            size_of::<ConstGenericQueue<8>>(),
+            size_of::<ConstGenericQueue<64>>()
+        ),
+        format!(
+            "| embassy integrated queue | {} | {} | {item} |",
+            size_of::<IntegratedQueue>(),
+            size_of::<IntegratedQueue>()
+        ),
+    ]
+}
+
 fn main() {
     // `cargo test --benches` runs this without `--bench`: one quick pass as a smoke test.
     if !std::env::args().any(|a| a == "--bench") {
         let tasks = Tasks::spawn(8);
-        row::<8>(8, &tasks, 1, &mut Vec::new());
+        let own_tasks = Tasks::spawn(8);
+        row::<8>(8, &tasks, &own_tasks, 1, &mut Vec::new());
         return;
     }
     let tasks = Tasks::spawn(10_000);
+    let own_tasks = Tasks::spawn(10_000);
     let mut table = vec![
-        "| workload | n | WheelQueue | HeapQueue | embassy generic queue | embassy integrated queue |"
+        "| workload | n | IntegratedWheel | WheelQueue | HeapQueue | embassy generic queue | embassy integrated queue |"
             .to_string(),
-        "|---|--:|--:|--:|--:|--:|".to_string(),
+        "|---|--:|--:|--:|--:|--:|--:|".to_string(),
     ];
-    row::<8>(8, &tasks, 5, &mut table);
-    row::<64>(64, &tasks, 5, &mut table);
-    row::<1024>(1000, &tasks, 5, &mut table);
-    row::<16384>(10_000, &tasks, 5, &mut table);
+    // `EMBASSY_QUEUES_N=8,64` runs only those rows (to try a change quickly).
+    let only: Option<Vec<usize>> = std::env::var("EMBASSY_QUEUES_N").ok().map(|list| {
+        list.split(',')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect()
+    });
+    let wanted = |n: usize| only.as_ref().is_none_or(|only| only.contains(&n));
+    if wanted(8) {
+        row::<8>(8, &tasks, &own_tasks, 5, &mut table);
+    }
+    if wanted(64) {
+        row::<64>(64, &tasks, &own_tasks, 5, &mut table);
+    }
+    if wanted(1000) {
+        row::<1024>(1000, &tasks, &own_tasks, 5, &mut table);
+    }
+    if wanted(10_000) {
+        row::<16384>(10_000, &tasks, &own_tasks, 5, &mut table);
+    }
     println!("ns per queue operation (in brackets: ratio to the faster embassy queue)");
     for line in table {
+        println!("{line}");
+    }
+    println!();
+    println!("memory on this host (bytes)");
+    for line in memory() {
         println!("{line}");
     }
 }
