@@ -505,11 +505,18 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         if self.blocks.block_len() > 2 {
             self.cascade_blocks(taken);
-        } else {
-            let mut taken = taken.linked();
-            while let Some(index) = taken.pop_front(self.nodes.cells_mut()) {
-                let deadline = self.nodes.cells().key(index);
-                self.push(index, deadline);
+        } else if let Some(tail) = taken.linked().tail() {
+            // Walk the detached list reading each node's successor before the node is relinked:
+            // no node but the one being filed is written.
+            let mut at = self.nodes.cells().next(tail);
+            loop {
+                let cells = self.nodes.cells();
+                let (next, deadline) = (cells.next(at), cells.key(at));
+                self.push(at, deadline);
+                if at == tail {
+                    break;
+                }
+                at = next;
             }
         }
     }
