@@ -66,10 +66,8 @@ pub fn init() -> Board {
     let _core = cortex_m::Peripherals::take().expect("init runs once");
     // SAFETY: mps2-an386 maps CMSDK APB timers 0 and 1 at the addresses `start` uses, nothing
     // else in the firmware touches them, and `Peripherals::take` above makes this run once.
+    // It unmasks the alarm timer's interrupt.
     unsafe { time_driver::start() };
-    // SAFETY: unmasking cannot break a critical section here (none is active); the handler,
-    // `DefaultHandler`, is ready.
-    unsafe { NVIC::unmask(ALARM_TIMER_IRQ) };
 
     // SAFETY: the LAN9118 of mps2-an386 is mapped at LAN9118_BASE, and this is the only
     // `Lan9118Nic` (`Peripherals::take` above guarantees `init` runs once).
