@@ -39,7 +39,19 @@ done
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo check -p embassy-wheel-queue --target "$target"
   cargo check -p embassy-wheel-queue --target "$target" --features defmt
+  cargo check -p embassy-wheel-queue --target "$target" --features time-driver
+  cargo check -p embassy-wheel-queue --target "$target" --features defmt,time-driver
 done
+
+step "Miri: embassy-wheel-queue's unsafe (src/item.rs) under its queue and driver unit tests"
+# Needs a nightly toolchain with Miri (`rustup toolchain install nightly --component miri`).
+# Node addresses carry exposed provenance (src/item.rs says why), hence permissive provenance.
+if cargo +nightly miri --version >/dev/null 2>&1; then
+  MIRIFLAGS=-Zmiri-permissive-provenance cargo +nightly miri test -p embassy-wheel-queue \
+    --features time-driver --lib -- integrated:: driver:: wheel::tests::
+else
+  echo "NOT RUN: no nightly toolchain with Miri (rustup toolchain install nightly --component miri)"
+fi
 
 step "docs (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/std,timer-core/defmt,timer-core/embassy-time
