@@ -20,9 +20,10 @@ use crate::wheel::Wheel;
 /// - [`next_expiration(now)`](Self::next_expiration): wakes every task due at `now` and returns
 ///   when to arm the alarm (`u64::MAX`: nothing queued). That is exactly the earliest deadline
 ///   queued, so an alarm never fires for nothing. O(1) when nothing is due; otherwise O(1) per
-///   task woken, plus the wheel's cascading (each timer moves down at most once per level it
-///   passes, about twice for a deadline a few hundred ticks ahead) and, when the earliest timer
-///   is in a coarse slot, one walk of that slot (remembered until the slot changes).
+///   task woken, plus the wheel's cascading (a timer moves at most once per level, and not at
+///   all when it is at most 1,024 ticks ahead) and, when the earliest timer is in a coarse
+///   slot, one walk of that slot (remembered until the slot loses that timer). While at most
+///   16 tasks are queued their timers are on one list instead, walked at each expiry.
 ///
 /// **Memory.** A task's timer (deadline, two links, waker) lives in the `TimerQueueItem` that
 /// embassy-executor 0.10 keeps in every task header: this crate selects the 6-word item, the
@@ -358,6 +359,31 @@ mod tests {
         assert_eq!(q.next_expiration(350), 400);
         assert_eq!(q.next_expiration(400), u64::MAX);
         assert_eq!(wakes(&t), [1, 1, 1]);
+    }
+
+    #[test]
+    fn timers_move_to_the_levels_and_back_as_their_number_changes() {
+        // 40 timers: more than fit on the list, so they spread over the levels; as they expire
+        // and fewer than 8 are left, they gather on the list again, the next deadline exact all
+        // along.
+        let (t, w) = tasks(40);
+        let mut q = new_queue::<4>();
+        let deadline = |i: u64| 10 + i * 37 + (i % 3) * 5_000;
+        for (i, waker) in w.iter().enumerate() {
+            q.schedule_wake(deadline(i as u64), waker);
+        }
+        let mut expected: Vec<u64> = (0..40).map(deadline).collect();
+        expected.sort_unstable();
+        let mut now = 0;
+        for &due in &expected {
+            assert_eq!(q.next_expiration(now), due);
+            now = due;
+        }
+        assert_eq!(q.next_expiration(now), u64::MAX);
+        assert!(t.iter().all(|task| task.wakes() == 1));
+        // And again, from the list.
+        assert!(q.schedule_wake(now + 5, &w[0]));
+        assert_eq!(q.next_expiration(now), now + 5);
     }
 
     /// A waker that is no embassy task's.

@@ -23,6 +23,11 @@
 //! timeouts would otherwise walk them at every tick). When time reaches a coarse slot, its
 //! timers go to their places seen from the new time (a timer moves at most once per level).
 //!
+//! While at most 16 timers are queued ([`FEW_MAX`]) they are not on the levels but on one list,
+//! walked whole at each expiry: for so few that costs less than the levels' bookkeeping. They
+//! spread over the levels when a 17th comes, and gather on the list again once fewer than 8
+//! are left after an expiry.
+//!
 //! Why 32 slots: 416 list heads, 1,664 bytes on a 32-bit board (3,328 on a 64-bit host), cover
 //! the whole `u64` range; a timer up to 1,024 ticks ahead sits on level 0 or 1, so it moves at
 //! most once before it fires. 16 slots (1 KiB) cost a few percent more instructions per
@@ -199,7 +204,18 @@ impl SlotMin {
     }
 }
 
-/// The wheel: timers on levels, each level a bitmap and 32 lists.
+/// While at most this many timers are queued, they are kept on one list rather than on the
+/// wheel: at each expiry the list is walked, which for so few costs less than the wheel's
+/// bookkeeping (the embassy queue bench at 8 tasks: about a quarter fewer instructions per
+/// operation). More, and they move to the wheel.
+const FEW_MAX: u32 = 16;
+
+/// Fewer than this many timers left after an expiry, and they move back to the list: apart
+/// from [`FEW_MAX`], so that a count hovering near one bound does not move them to and fro.
+const FEW_MIN: u32 = 8;
+
+/// The wheel: timers on levels, each level a bitmap and 32 lists; or, while there are few
+/// timers, one list.
 pub(crate) struct Wheel {
     /// Where the wheel stands: every timer's level and slot are reckoned from it, and no timer
     /// is placed before it. The last `now` the wheel expired at (or a slot's start on the way).
@@ -207,6 +223,12 @@ pub(crate) struct Wheel {
     /// The earliest deadline queued, exactly; inverted (`!u64::MAX`, zero, when none), so that
     /// an empty wheel is all zero bytes.
     next_inverted: u64,
+    /// Timers queued.
+    count: u32,
+    /// Whether the timers are on the wheel's levels; if not, they are all on `few`.
+    on_levels: bool,
+    /// All the timers while there are few (`!on_levels`).
+    few: List,
     /// Bit `l`: level `l` has a timer.
     occupied_levels: u16,
     slot_min: SlotMin,
@@ -219,6 +241,9 @@ impl Wheel {
         Self {
             elapsed: 0,
             next_inverted: 0,
+            count: 0,
+            on_levels: false,
+            few: List::EMPTY,
             occupied_levels: 0,
             slot_min: SlotMin::UNKNOWN,
             levels: [Level::EMPTY; LEVELS],
@@ -244,7 +269,15 @@ impl Wheel {
     #[inline]
     pub(crate) fn insert(&mut self, node: Node, deadline: u64) {
         node.set_deadline(deadline);
-        self.link(node, deadline);
+        self.count += 1;
+        if self.on_levels {
+            self.link(node, deadline);
+        } else {
+            self.few.push(node);
+            if self.count > FEW_MAX {
+                self.spread();
+            }
+        }
         if deadline < self.next() {
             self.next_inverted = !deadline;
         }
@@ -261,6 +294,11 @@ impl Wheel {
     /// Unlinks `node`, which is queued here.
     #[inline]
     pub(crate) fn remove(&mut self, node: Node) {
+        self.count -= 1;
+        if !self.on_levels {
+            self.few.remove(node);
+            return;
+        }
         let deadline = node.deadline();
         let (level, slot) = self.place(deadline);
         if self.levels[level].remove(slot, node) {
@@ -269,6 +307,59 @@ impl Wheel {
         self.slot_min.left(level, slot, deadline);
         // The earliest deadline stays a lower bound: a timer is only removed to be linked
         // again, earlier, which sets it.
+    }
+
+    /// Moves the timers from the list to the levels.
+    #[cold]
+    fn spread(&mut self) {
+        self.on_levels = true;
+        let mut timers = self.few.first.take();
+        while let Some(node) = timers {
+            timers = node.next();
+            self.link(node, node.deadline());
+        }
+    }
+
+    /// Moves the timers from the levels to the list.
+    #[cold]
+    fn gather(&mut self) {
+        self.on_levels = false;
+        let mut levels = self.occupied_levels;
+        while levels != 0 {
+            let level = &mut self.levels[levels.trailing_zeros() as usize];
+            levels &= levels - 1;
+            let mut slots = level.occupied;
+            while slots != 0 {
+                let mut timers = level.take(slots.trailing_zeros() as usize);
+                slots &= slots - 1;
+                while let Some(node) = timers {
+                    timers = node.next();
+                    self.few.push(node);
+                }
+            }
+        }
+        self.occupied_levels = 0;
+        self.slot_min = SlotMin::UNKNOWN;
+    }
+
+    /// Wakes every timer on the list due at `now` and finds the next deadline: one walk.
+    #[inline]
+    fn expire_few(&mut self, now: u64, mut wake: impl FnMut(Node)) {
+        let mut next = u64::MAX;
+        let mut timers = self.few.first;
+        while let Some(node) = timers {
+            timers = node.next();
+            let deadline = node.deadline();
+            if deadline <= now {
+                self.few.remove(node);
+                self.count -= 1;
+                wake(node);
+            } else {
+                next = next.min(deadline);
+            }
+        }
+        self.elapsed = self.elapsed.max(now);
+        self.next_inverted = !next;
     }
 
     /// The first occupied slot, if any.
@@ -292,6 +383,10 @@ impl Wheel {
     /// deadline.
     #[inline]
     pub(crate) fn expire(&mut self, now: u64, mut wake: impl FnMut(Node)) {
+        if !self.on_levels {
+            self.expire_few(now, wake);
+            return;
+        }
         // The timers of the slots taken that are not due yet: linked again once the wheel
         // stands at `now`, each straight to its finest level.
         let mut later = List::EMPTY;
@@ -314,6 +409,7 @@ impl Wheel {
             while let Some(node) = timers {
                 timers = node.next();
                 if node.deadline() <= now {
+                    self.count -= 1;
                     wake(node);
                 } else {
                     later.push(node);
@@ -337,6 +433,9 @@ impl Wheel {
             first
         };
         self.next_inverted = !self.earliest(first);
+        if self.count < FEW_MIN {
+            self.gather();
+        }
     }
 
     /// The earliest deadline queued, found from the first occupied slot, `first` (`u64::MAX`:
@@ -368,6 +467,11 @@ impl Wheel {
 
     /// Unlinks every timer, handing each to `release` (with its waker still in it).
     pub(crate) fn clear(&mut self, mut release: impl FnMut(Node)) {
+        let mut timers = self.few.first;
+        while let Some(node) = timers {
+            timers = node.next();
+            release(node);
+        }
         for level in &mut self.levels {
             for slot in 0..SLOTS {
                 let mut timers = level.take(slot);
