@@ -33,6 +33,7 @@
 use core::mem::MaybeUninit;
 
 use net_shell::smoltcp;
+pub use net_shell::store::HashKey;
 use net_shell::store::{Store, StoreArrays, StoreMemory};
 use net_shell::timer_core::TimeoutSlot;
 pub use net_shell::IpSetup;
@@ -157,8 +158,10 @@ pub struct Config {
     pub ip: IpSetup,
     /// The TCP port to listen on.
     pub port: u16,
-    /// Seed for TCP initial sequence numbers, DHCP transaction ids and the store's hash.
+    /// Seed for TCP initial sequence numbers and DHCP transaction ids.
     pub random_seed: u64,
+    /// The key of the store's keyed hash: random per boot (the chip's RNG) or per build.
+    pub hash_key: HashKey,
     /// The network protected mode trusts when no password is set (Redis trusts loopback).
     /// `NET_SHELL_TRUSTED_NETWORK` at build time replaces the board's choice.
     pub trusted_network: Option<Ipv4Cidr>,
@@ -258,8 +261,12 @@ impl App {
             sntp,
             server,
         } = storage;
-        let seed = (config.random_seed ^ (config.random_seed >> 32)) as u32;
-        let store = Store::with_seed(StoreMemory::from(store), MAX_KEY_LEN, MAX_VALUE_LEN, seed);
+        let store = Store::with_hash_key(
+            StoreMemory::from(store),
+            MAX_KEY_LEN,
+            MAX_VALUE_LEN,
+            config.hash_key,
+        );
         let sockets = sockets.write([SocketStorage::EMPTY; SOCKETS]);
         let clients = clients.write(core::array::from_fn(|_| ClientSlot::default()));
         let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);

@@ -36,7 +36,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use net_shell::store::{Store, StoreError, StoreMemory, Ttl, MAX_BYTES_MOVED};
+use net_shell::store::{HashKey, Store, StoreError, StoreMemory, Ttl, MAX_BYTES_MOVED};
 use timer_core::Tick;
 
 /// Key capacity of the store the fuzz target drives.
@@ -278,7 +278,7 @@ pub enum Op {
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StoreInput {
-    /// The hash seed.
+    /// The hash key's first four bytes (the rest are zero).
     pub seed: u32,
     /// The longest key, modulo 48.
     pub max_key: u8,
@@ -509,14 +509,16 @@ pub struct Run<const KEYS: usize, const BYTES: usize> {
 }
 
 impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
-    /// An empty store with this hash seed and these limits, at time 0.
+    /// An empty store with a hash key from `seed` and these limits, at time 0.
     ///
     /// # Panics
     ///
     /// If the store's capacities are not the documented ones.
     pub fn new(seed: u32, max_key: usize, max_value: usize) -> Self {
         let mut store = Store::new(StoreMemory::allocate(KEYS, BYTES), max_key, max_value);
-        assert_eq!(store.set_seed(seed), Ok(()));
+        let mut key = HashKey::default();
+        key.0[..4].copy_from_slice(&seed.to_le_bytes());
+        assert_eq!(store.set_hash_key(key), Ok(()));
         assert_eq!(store.key_capacity(), KEYS);
         assert_eq!(store.bytes_capacity(), usable_bytes(BYTES));
         assert_eq!(store.bytes_used(), 0);

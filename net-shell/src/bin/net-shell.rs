@@ -13,7 +13,7 @@ use mio::{Events, Interest, Poll, Token};
 use net_shell::command::parse_memory;
 use net_shell::smoltcp::phy::{Medium, TunTapInterface};
 use net_shell::smoltcp::wire::{EthernetAddress, Ipv4Address, Ipv4Cidr};
-use net_shell::store::{Store, StoreMemory};
+use net_shell::store::{HashKey, Store, StoreMemory};
 use net_shell::{
     BufferSizes, IpSetup, Security, Server, ServerBuffers, ServerConfig, ServerMemory, Timeouts,
     MAX_PASSWORD_LEN,
@@ -251,18 +251,23 @@ fn run(args: Args) -> Result<(), String> {
         )
     })?;
 
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1);
-    let store = Store::with_seed(
+    // The store's hash key and smoltcp's seed (TCP initial sequence numbers, DHCP transaction
+    // ids) from the host's randomness, new in each process.
+    let mut random = [0u8; 24];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut source| source.read_exact(&mut random))
+        .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+    let (hash_key, seed) = random.split_at(16);
+    let hash_key = HashKey(hash_key.try_into().unwrap_or_default());
+    let seed = u64::from_le_bytes(seed.try_into().unwrap_or_default());
+    let store = Store::with_hash_key(
         StoreMemory::allocate(
             args.maxkeys as usize,
             StoreMemory::bytes_for(args.maxmemory),
         ),
         MAX_KEY,
         args.proto_max_bulk_len,
-        seed as u32,
+        hash_key,
     );
     // One slot more than `maxclients`: it refuses the next client politely. The buffers live
     // as long as the process serves.

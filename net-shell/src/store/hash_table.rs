@@ -1,5 +1,10 @@
 //! The key table: entries numbered from 1 in the caller's memory, chained by hash in buckets,
-//! freed entries kept on a free list. Each entry points at its key and value in the pool.
+//! freed entries kept on a free list. Each entry points at its key and value in the pool. The
+//! hash is keyed ([`HashKey`](super::HashKey)), so which keys share a bucket cannot be known without the key.
+
+use core::hash::Hasher as _;
+
+use siphasher::sip::SipHasher13;
 
 use super::{KeySlot, Store, StoreError};
 use crate::memory::Memory;
@@ -110,14 +115,12 @@ impl Store<'_> {
         self.entries.get(position(index)).filter(|e| e.used)
     }
 
+    /// `key`'s hash under the store's [`HashKey`](super::HashKey): keyed SipHash-1-3 (what Rust's `HashMap` uses
+    /// against hash flooding), its low 32 bits.
     pub(super) fn hash(&self, key: &[u8]) -> u32 {
-        // FNV-1a, seeded.
-        let mut hash = 0x811c_9dc5 ^ self.seed;
-        for &byte in key {
-            hash ^= u32::from(byte);
-            hash = hash.wrapping_mul(0x0100_0193);
-        }
-        hash
+        let mut hasher = SipHasher13::new_with_key(&self.hash_key.0);
+        hasher.write(key);
+        hasher.finish() as u32
     }
 
     /// The hash bucket of `hash` (an index into `buckets`, unless the store has no keys).
@@ -176,7 +179,20 @@ impl Store<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::store;
-    use super::super::{StoreArrays, Ttl};
+    use super::super::{HashKey, Store, StoreArrays, StoreMemory, Ttl};
+
+    #[test]
+    fn hash_depends_on_the_hash_key() {
+        let mut arrays = StoreArrays::<4, 64>::new();
+        let zero = Store::new(StoreMemory::from(&mut arrays), 16, 16);
+        let mut arrays2 = StoreArrays::<4, 64>::new();
+        let keyed = Store::with_hash_key(StoreMemory::from(&mut arrays2), 16, 16, HashKey([1; 16]));
+        let differ = (0..16u8)
+            .filter(|n| zero.hash(&[*n]) != keyed.hash(&[*n]))
+            .count();
+        assert!(differ >= 15, "{differ} of 16 hashes differ");
+        assert_eq!(zero.hash(b"k"), zero.hash(b"k"));
+    }
 
     #[test]
     pub(super) fn colliding_hash_chains_unlink_correctly() {

@@ -14,7 +14,7 @@
 //! | --- | --- |
 //! | `mod.rs` | [`Store`]: reading and writing keys, limits |
 //! | `arrays.rs` | [`StoreMemory`], [`StoreArrays`]: the memory a store runs over |
-//! | `hash_table.rs` | the key table: entries, hash chains, the free list |
+//! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash), the free list |
 //! | `key_timers.rs` | [`Ttl`], [`KeyTimers`]: deadlines, expiry on access and by timer |
 
 mod arrays;
@@ -35,6 +35,13 @@ pub use key_timers::{KeyTimers, Ttl};
 /// write that needs a block where the free bytes are scattered may slide the blocks of a window
 /// of the pool together, and is refused rather than move more.
 pub const MAX_BYTES_MOVED: usize = crate::pool::MAX_BYTES_MOVED;
+
+/// The key of the store's keyed hash (SipHash-1-3), 128 bits. Whoever knows it can choose keys
+/// that all land in one hash chain; drawn at random at start, it keeps lookups short whatever
+/// keys clients send.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct HashKey(pub [u8; 16]);
 
 /// Why a write was refused. Nothing was changed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -96,7 +103,7 @@ pub struct Store<'a> {
     /// [`record_expired_on_access`](Self::record_expired_on_access) is on.
     #[cfg(feature = "pubsub")]
     expired_on_access: Option<alloc::vec::Vec<alloc::vec::Vec<u8>>>,
-    seed: u32,
+    hash_key: HashKey,
     /// The next write stamp.
     #[cfg(feature = "alloc")]
     next_stamp: u32,
@@ -104,9 +111,10 @@ pub struct Store<'a> {
 
 impl<'a> Store<'a> {
     /// An empty store over `memory` that refuses keys over `max_key_len` and values over
-    /// `max_value_len` bytes.
+    /// `max_value_len` bytes, hashing keys with the all-zero [`HashKey`]: give it a random one
+    /// ([`with_hash_key`](Self::with_hash_key)) where clients choose the keys.
     pub fn new(memory: StoreMemory<'a>, max_key_len: usize, max_value_len: usize) -> Self {
-        Self::with_seed(memory, max_key_len, max_value_len, 0)
+        Self::with_hash_key(memory, max_key_len, max_value_len, HashKey::default())
     }
 
     /// Sets the largest key and value accepted from now on (keys already stored stay).
@@ -129,28 +137,41 @@ impl<'a> Store<'a> {
         self.max_value_len = max_value_len;
     }
 
-    /// Sets the hash seed. Only allowed while empty (the seed places keys in buckets).
+    /// Sets the hash key. Only allowed while empty (the key places keys in buckets).
     ///
     /// # Errors
     ///
     /// `Err(())` if the store holds keys; nothing changes.
     #[allow(clippy::result_unit_err)]
-    pub fn set_seed(&mut self, seed: u32) -> Result<(), ()> {
+    pub fn set_hash_key(&mut self, key: HashKey) -> Result<(), ()> {
         if self.is_empty() {
-            self.seed = seed;
+            self.hash_key = key;
             Ok(())
         } else {
             Err(())
         }
     }
 
-    /// Like [`new`](Self::new) with a hash seed; give each process a random one where an
-    /// attacker could choose keys (hash flooding).
-    pub fn with_seed(
+    /// Like [`new`](Self::new) with a hash key: draw it at random when the process starts (the
+    /// host's randomness, a board's RNG or a build-time seed), so no client can know which keys
+    /// collide and fill one hash chain (hash flooding).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{HashKey, Store, StoreArrays, StoreMemory, Ttl};
+    ///
+    /// let mut arrays: StoreArrays<16, 1024> = StoreArrays::new();
+    /// let key = HashKey([7; 16]); // on a host: 16 bytes from the OS's random source
+    /// let mut store = Store::with_hash_key(StoreMemory::from(&mut arrays), 64, 256, key);
+    /// store.set(b"k", b"v", Ttl::Persist, 0).unwrap();
+    /// assert_eq!(store.get(b"k", 0), Some(&b"v"[..]));
+    /// ```
+    pub fn with_hash_key(
         memory: StoreMemory<'a>,
         max_key_len: usize,
         max_value_len: usize,
-        seed: u32,
+        hash_key: HashKey,
     ) -> Self {
         let StoreMemory {
             mut entries,
@@ -184,7 +205,7 @@ impl<'a> Store<'a> {
             expired_keys: 0,
             #[cfg(feature = "pubsub")]
             expired_on_access: None,
-            seed,
+            hash_key,
             #[cfg(feature = "alloc")]
             next_stamp: 1,
         }

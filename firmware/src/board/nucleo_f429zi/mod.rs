@@ -20,7 +20,7 @@ use embassy_stm32::{bind_interrupts, uid};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use static_cell::{ConstStaticCell, StaticCell};
 
-use crate::app::{self, IpSetup};
+use crate::app::{self, HashKey, IpSetup};
 
 use self::nic::DriverDevice;
 
@@ -107,6 +107,9 @@ pub fn init() -> Board {
 
     let mut rng = Rng::new(p.RNG, Irqs);
     let random_seed = rng.next_u64();
+    let mut hash_key = HashKey::default();
+    hash_key.0[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+    hash_key.0[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
 
     let mac = mac_address(uid::uid());
     let ethernet = Ethernet::new(
@@ -141,6 +144,7 @@ pub fn init() -> Board {
             },
             port: 6379,
             random_seed,
+            hash_key,
             // Nobody: build with NET_SHELL_REQUIREPASS or NET_SHELL_TRUSTED_NETWORK.
             trusted_network: None,
         },

@@ -14,10 +14,13 @@ use embedded_hal::digital::{ErrorType, OutputPin};
 use smoltcp::wire::{Ipv4Address, Ipv4Cidr};
 use static_cell::StaticCell;
 
-use crate::app::{self, IpSetup};
+use crate::app::{self, HashKey, IpSetup};
 use crate::net_event;
 
 use self::nic::{Lan9118Nic, Mmio};
+
+// `BUILD_HASH_KEY`: 16 random bytes build.rs drew from the build host.
+include!(concat!(env!("OUT_DIR"), "/hash_key.rs"));
 
 mod nic;
 mod time_driver;
@@ -94,6 +97,8 @@ pub fn init() -> Board {
             },
             port: 6379,
             random_seed: seed,
+            // The emulated board has no RNG: a key drawn when the firmware was built.
+            hash_key: HashKey(BUILD_HASH_KEY),
             // QEMU's user networking (slirp) forwards host connections from 10.0.2.2.
             trusted_network: Some(Ipv4Cidr::new(Ipv4Address::new(10, 0, 2, 2), 32)),
         },
