@@ -17,7 +17,7 @@ cargo clippy -p timer-core --all-targets --all-features -- -D warnings
 (cd firmware && cargo clippy --release -- -D warnings)
 (cd firmware && cargo clippy --release --no-default-features --features nucleo-f429zi -- -D warnings)
 (cd firmware && cargo clippy --release --no-default-features --features nucleo-f429zi,sntp -- -D warnings)
-(cd firmware && cargo clippy -p lan9118 --target x86_64-unknown-linux-gnu --all-targets -- -D warnings)
+(cd firmware && cargo clippy -p lan9118 -p calendar --target x86_64-unknown-linux-gnu --all-targets -- -D warnings)
 
 step "no_std builds for the thumb targets"
 for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
@@ -56,11 +56,11 @@ fi
 step "docs (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/std,timer-core/defmt,timer-core/embassy-time
 
-step "firmware: both boards, and the LAN9118 frame logic on the host"
+step "firmware: both boards, and the LAN9118 frame logic and the calendar on the host"
 (cd firmware && cargo build --release)
 (cd firmware && cargo nucleo-build)
 (cd firmware && cargo nucleo-build --features sntp)
-(cd firmware && cargo test -p lan9118 --target x86_64-unknown-linux-gnu)
+(cd firmware && cargo test -p lan9118 -p calendar --target x86_64-unknown-linux-gnu)
 
 step "firmware: cargo run in QEMU shows decoded logs and the ready line, no raw defmt frames"
 firmware_run_log=$(mktemp)
