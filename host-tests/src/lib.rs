@@ -8,6 +8,8 @@ pub mod e2e;
 
 pub mod model;
 
+pub mod property;
+
 pub mod queue_check;
 
 pub mod redis_diff;

@@ -7,63 +7,51 @@
 //! edge value); inline lines in every quoting style, with unbalanced quotes and bad escapes; and
 //! count lines with edge numbers (`-1`, `0`, leading zeros, `i64::MIN`, 20 digits and more).
 //!
-//! - `RESP_MODEL_CASES=n` sets the number of inputs per kind (default [`DEFAULT_CASES`]).
-//! - `RESP_MODEL_SEED=0x..` replays one input: every failure prints its seed.
+//! The runner is [`host_tests::property`] (proptest): [`CASES`] inputs per kind, scaled by
+//! `PROPERTY_SCALE`, chosen by `PROPERTY_SEED`; a failure is shrunk to its smallest input.
 
-use host_tests::seeds::{env_number, mix};
+use host_tests::property::{self, Cases, Draw};
 use host_tests::sim;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use host_tests::resp_check::{check, check_input, Seen, HEADER};
 use net_shell::resp::Limits;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
-/// Inputs per kind when `RESP_MODEL_CASES` is not set.
-const DEFAULT_CASES: usize = 10_000;
+/// Inputs per kind.
+const CASES: usize = 10_000;
 
-/// Every seed derives from this, the kind and the case number.
-const BASE_SEED: u64 = 0x5e5b_0a57_1e55_0001;
-
-/// Runs `make` for each seed of `test` and checks the input it builds; a failure names the seed
-/// and the input. Returns what the inputs parsed to.
-fn run(test: &str, kind: u64, make: fn(&mut SmallRng) -> Vec<u8>) -> Seen {
-    let seeds: Vec<u64> = match env_number("RESP_MODEL_SEED") {
-        Some(seed) => vec![seed],
-        None => {
-            let cases = env_number("RESP_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize);
-            (0..cases as u64)
-                .map(|case| mix(BASE_SEED ^ mix(kind << 32 ^ case)))
-                .collect()
-        }
+/// Runs [`CASES`] inputs that `make` builds (after a random header) through the checker;
+/// returns what they parsed to.
+fn run(test: &str, make: fn(&mut Draw<'_>) -> Vec<u8>) -> Seen {
+    let generate = |rng: &mut Draw<'_>| {
+        let mut input = header(rng);
+        input.extend(make(rng));
+        Bytes(input)
+    };
+    let cases = Cases {
+        count: CASES,
+        words: 1_024,
     };
     let mut seen = Seen::default();
-    for seed in seeds {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let mut input = header(&mut rng);
-        input.extend(make(&mut rng));
-        match catch_unwind(AssertUnwindSafe(|| check_input(&input))) {
-            Ok(one) => seen.add(one),
-            Err(panic) => {
-                eprintln!(
-                    "{test}: seed {seed:#x} failed on {}\n  replay: RESP_MODEL_SEED={seed:#x} \
-                     cargo test -p host-tests --test resp_model {test}",
-                    input.escape_ascii()
-                );
-                std::panic::resume_unwind(panic);
-            }
-        }
+    for one in property::check(test, cases, generate, |input| check_input(&input.0)) {
+        seen.add(one);
     }
     eprintln!("{test}: {seen:?}");
     seen
 }
 
-/// Fails unless the inputs reached commands, empty requests, incomplete ones, round trips, and
-/// the protocol errors named (skipped when replaying one seed).
-fn require(test: &str, seen: &Seen, errors: &[&str]) {
-    if env_number("RESP_MODEL_SEED").is_some() {
-        return;
+/// Request bytes, shown escaped in a failure message.
+struct Bytes(Vec<u8>);
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "b\"{}\"", self.0.escape_ascii())
     }
+}
+
+/// Fails unless the inputs reached commands, empty requests, incomplete ones, round trips, and
+/// the protocol errors named.
+fn require(test: &str, seen: &Seen, errors: &[&str]) {
     let mut missing: Vec<&str> = errors
         .iter()
         .copied()
@@ -97,7 +85,7 @@ const ALL_ERRORS: &[&str] = &[
 ];
 
 /// A limit selector: mostly small, sometimes a power of two or an extreme.
-fn limit_selector(rng: &mut SmallRng) -> u8 {
+fn limit_selector(rng: &mut Draw<'_>) -> u8 {
     match rng.random_range(0..10) {
         0..=5 => rng.random_range(0..40),
         6 | 7 => rng.random_range(0..0xf0),
@@ -106,7 +94,7 @@ fn limit_selector(rng: &mut SmallRng) -> u8 {
 }
 
 /// The header: `MAX_ARGS`, both limits, the split point and the quoting style.
-fn header(rng: &mut SmallRng) -> Vec<u8> {
+fn header(rng: &mut Draw<'_>) -> Vec<u8> {
     let split: u16 = match rng.random_range(0..3) {
         0 => rng.random_range(0..16),
         1 => rng.random_range(0..128),
@@ -126,7 +114,7 @@ fn header(rng: &mut SmallRng) -> Vec<u8> {
 }
 
 /// A byte, mostly one RESP gives meaning to.
-fn resp_byte(rng: &mut SmallRng) -> u8 {
+fn resp_byte(rng: &mut Draw<'_>) -> u8 {
     const SPECIAL: &[u8] = b"*$\r\n\r\n0123456789-+: \t\"'\\xX";
     match rng.random_range(0..10) {
         0..=5 => SPECIAL[rng.random_range(0..SPECIAL.len())],
@@ -136,7 +124,7 @@ fn resp_byte(rng: &mut SmallRng) -> u8 {
 }
 
 /// An argument: short text, binary bytes with CR, LF and quotes, or empty.
-fn argument(rng: &mut SmallRng) -> Vec<u8> {
+fn argument(rng: &mut Draw<'_>) -> Vec<u8> {
     let len = match rng.random_range(0..10) {
         0 => 0,
         1..=7 => rng.random_range(1..8),
@@ -153,7 +141,7 @@ fn argument(rng: &mut SmallRng) -> Vec<u8> {
         .collect()
 }
 
-fn command(rng: &mut SmallRng) -> Vec<Vec<u8>> {
+fn command(rng: &mut Draw<'_>) -> Vec<Vec<u8>> {
     let count = match rng.random_range(0..10) {
         0..=6 => rng.random_range(1..4),
         7 | 8 => rng.random_range(4..10),
@@ -163,7 +151,7 @@ fn command(rng: &mut SmallRng) -> Vec<Vec<u8>> {
 }
 
 /// A count as a client (or an attacker) might write it.
-fn edge_number(rng: &mut SmallRng) -> String {
+fn edge_number(rng: &mut Draw<'_>) -> String {
     match rng.random_range(0..12) {
         0 => "-1".into(),
         1 => "0".into(),
@@ -181,7 +169,7 @@ fn edge_number(rng: &mut SmallRng) -> String {
 }
 
 /// Damages a request the way a faulty or hostile client might.
-fn damage(rng: &mut SmallRng, bytes: &mut Vec<u8>) {
+fn damage(rng: &mut Draw<'_>, bytes: &mut Vec<u8>) {
     if bytes.is_empty() {
         return;
     }
@@ -213,7 +201,7 @@ fn damage(rng: &mut SmallRng, bytes: &mut Vec<u8>) {
     }
 }
 
-fn random_bytes(rng: &mut SmallRng) -> Vec<u8> {
+fn random_bytes(rng: &mut Draw<'_>) -> Vec<u8> {
     let len = rng.random_range(0..64);
     let mut bytes: Vec<u8> = match rng.random_range(0..4) {
         0 => b"*".to_vec(),
@@ -224,7 +212,7 @@ fn random_bytes(rng: &mut SmallRng) -> Vec<u8> {
     bytes
 }
 
-fn multibulk_pipeline(rng: &mut SmallRng) -> Vec<u8> {
+fn multibulk_pipeline(rng: &mut Draw<'_>) -> Vec<u8> {
     let mut bytes = Vec::new();
     for _ in 0..rng.random_range(1..=4) {
         let args = command(rng);
@@ -238,7 +226,7 @@ fn multibulk_pipeline(rng: &mut SmallRng) -> Vec<u8> {
     bytes
 }
 
-fn inline_line(rng: &mut SmallRng) -> Vec<u8> {
+fn inline_line(rng: &mut Draw<'_>) -> Vec<u8> {
     let mut bytes = Vec::new();
     for _ in 0..rng.random_range(1..=3) {
         for i in 0..rng.random_range(1..6) {
@@ -279,7 +267,7 @@ fn inline_line(rng: &mut SmallRng) -> Vec<u8> {
     bytes
 }
 
-fn edge_counts(rng: &mut SmallRng) -> Vec<u8> {
+fn edge_counts(rng: &mut Draw<'_>) -> Vec<u8> {
     let mut bytes = format!("*{}\r\n", edge_number(rng)).into_bytes();
     for _ in 0..rng.random_range(0..3) {
         bytes.extend(format!("${}\r\n", edge_number(rng)).into_bytes());
@@ -292,13 +280,13 @@ fn edge_counts(rng: &mut SmallRng) -> Vec<u8> {
 #[test]
 fn random_bytes_keep_every_parser_property() {
     const TEST: &str = "random_bytes_keep_every_parser_property";
-    require(TEST, &run(TEST, 1, random_bytes), ALL_ERRORS);
+    require(TEST, &run(TEST, random_bytes), ALL_ERRORS);
 }
 
 #[test]
 fn multibulk_pipelines_whole_or_damaged_keep_every_parser_property() {
     const TEST: &str = "multibulk_pipelines_whole_or_damaged_keep_every_parser_property";
-    let seen = run(TEST, 2, multibulk_pipeline);
+    let seen = run(TEST, multibulk_pipeline);
     require(
         TEST,
         &seen,
@@ -315,14 +303,14 @@ fn multibulk_pipelines_whole_or_damaged_keep_every_parser_property() {
 #[test]
 fn inline_lines_in_every_quoting_keep_every_parser_property() {
     const TEST: &str = "inline_lines_in_every_quoting_keep_every_parser_property";
-    let seen = run(TEST, 3, inline_line);
+    let seen = run(TEST, inline_line);
     require(TEST, &seen, &["TooBigInlineRequest", "UnbalancedQuotes"]);
 }
 
 #[test]
 fn edge_counts_keep_every_parser_property() {
     const TEST: &str = "edge_counts_keep_every_parser_property";
-    let seen = run(TEST, 4, edge_counts);
+    let seen = run(TEST, edge_counts);
     require(
         TEST,
         &seen,
@@ -337,17 +325,28 @@ fn edge_counts_keep_every_parser_property() {
 /// The server parses with 32 arguments and its input buffer as both limits.
 #[test]
 fn server_limits_keep_every_parser_property() {
-    let mut rng = SmallRng::seed_from_u64(BASE_SEED);
     let limits = Limits::new(2048, 2048);
-    for _ in 0..500 {
+    let generate = |rng: &mut Draw<'_>| {
         let bytes = match rng.random_range(0..3) {
-            0 => multibulk_pipeline(&mut rng),
-            1 => inline_line(&mut rng),
-            _ => edge_counts(&mut rng),
+            0 => multibulk_pipeline(rng),
+            1 => inline_line(rng),
+            _ => edge_counts(rng),
         };
         let split = rng.random_range(0..=bytes.len());
-        let _ = check::<{ net_shell::MAX_ARGS }>(&bytes, &limits, split, rng.random());
-    }
+        (Bytes(bytes), split, rng.random::<u8>())
+    };
+    let cases = Cases {
+        count: 500,
+        words: 1_024,
+    };
+    property::check(
+        "server_limits_keep_every_parser_property",
+        cases,
+        generate,
+        |(bytes, split, style)| {
+            check::<{ net_shell::MAX_ARGS }>(&bytes.0, &limits, *split, *style);
+        },
+    );
 }
 
 /// The inputs of the fuzz findings (fuzz/README.md): an empty multibulk whose count line is

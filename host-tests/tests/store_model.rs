@@ -11,24 +11,20 @@
 //! this driver picks the ops, and fails a test whose sequences never produced the events it is
 //! there for.
 //!
-//! - `STORE_MODEL_CASES=n` sets the number of sequences of the small store (default
-//!   [`DEFAULT_CASES`]); the large store runs one for every 100.
-//! - `STORE_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
+//! The runner is [`host_tests::property`] (proptest): `PROPERTY_SCALE` and `PROPERTY_SEED` set
+//! how many sequences and which, and a failure is shrunk to its smallest sequence. The small
+//! store runs [`CASES`] sequences; the large store one for every 100.
 
-use host_tests::seeds::{env_number, mix};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use host_tests::property::{self, Cases, Draw};
 
 use host_tests::store_check::{
     check_input, Coverage, KeySpec, Op, Step, StoreInput, TtlSpec, ValueSpec, When, FUZZ_BYTES,
     FUZZ_KEYS,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
-/// Sequences of the small store when `STORE_MODEL_CASES` is not set.
-const DEFAULT_CASES: usize = 2_000;
-/// Every case seed derives from this, the shape and the case number.
-const BASE_SEED: u64 = 0x5707_e0de_1c0f_fee7;
+/// Sequences of the small store.
+const CASES: usize = 2_000;
 /// Keys and bytes of the large store.
 const LARGE_KEYS: usize = 1_024;
 const LARGE_BYTES: usize = 96 << 10;
@@ -44,7 +40,7 @@ struct Shape {
     tiny: bool,
 }
 
-fn when(rng: &mut SmallRng) -> When {
+fn when(rng: &mut Draw<'_>) -> When {
     match rng.random_range(0..20) {
         0 => When::Now,
         1..=8 => When::Soon(rng.random()),
@@ -56,7 +52,7 @@ fn when(rng: &mut SmallRng) -> When {
     }
 }
 
-fn key(rng: &mut SmallRng, shape: Shape) -> KeySpec {
+fn key(rng: &mut Draw<'_>, shape: Shape) -> KeySpec {
     match rng.random_range(0..100) {
         0..=59 if shape.numbered => KeySpec::Numbered(rng.random_range(0..2_000)),
         0..=84 => KeySpec::Short(rng.random()),
@@ -68,7 +64,7 @@ fn key(rng: &mut SmallRng, shape: Shape) -> KeySpec {
     }
 }
 
-fn value(rng: &mut SmallRng, shape: Shape) -> ValueSpec {
+fn value(rng: &mut Draw<'_>, shape: Shape) -> ValueSpec {
     if shape.tiny {
         return ValueSpec::Fill {
             byte: rng.random(),
@@ -89,8 +85,8 @@ fn value(rng: &mut SmallRng, shape: Shape) -> ValueSpec {
     }
 }
 
-fn op(rng: &mut SmallRng, shape: Shape) -> Op {
-    let budget = |rng: &mut SmallRng| {
+fn op(rng: &mut Draw<'_>, shape: Shape) -> Op {
+    let budget = |rng: &mut Draw<'_>| {
         if rng.random_bool(0.1) {
             0xff
         } else {
@@ -137,7 +133,7 @@ fn op(rng: &mut SmallRng, shape: Shape) -> Op {
     }
 }
 
-fn step(rng: &mut SmallRng) -> Step {
+fn step(rng: &mut Draw<'_>) -> Step {
     match rng.random_range(0..100) {
         0..=49 => Step::Stay,
         50..=84 => Step::Forward(rng.random()),
@@ -149,24 +145,23 @@ fn step(rng: &mut SmallRng) -> Step {
     }
 }
 
-fn input(seed: u64, shape: Shape) -> StoreInput {
-    let mut rng = SmallRng::seed_from_u64(seed);
+fn input(rng: &mut Draw<'_>, shape: Shape) -> StoreInput {
     let mut steps = Vec::with_capacity(shape.steps);
     // A large store first fills with numbered keys, then churns.
     if shape.numbered {
         for n in 0..800 {
             let op = Op::Set {
                 key: KeySpec::Numbered(n),
-                value: value(&mut rng, shape),
+                value: value(rng, shape),
                 ttl: TtlSpec::Persist,
             };
             steps.push((Step::Stay, op));
         }
     }
     while steps.len() < shape.steps {
-        let step = step(&mut rng);
+        let step = step(rng);
         // Time far out (jumps, `u64::MAX`) is rarely undone: keep most sequences near zero.
-        steps.push((step, op(&mut rng, shape)));
+        steps.push((step, op(rng, shape)));
     }
     StoreInput {
         seed: rng.random(),
@@ -176,60 +171,50 @@ fn input(seed: u64, shape: Shape) -> StoreInput {
     }
 }
 
-/// Runs the sequences of one shape on `check`, naming the seed of any that fails; returns
-/// what they exercised together.
-fn run(shape_id: u64, cases: usize, shape: Shape, check: fn(&StoreInput) -> Coverage) -> Coverage {
-    let seeds: Vec<u64> = match env_number("STORE_MODEL_SEED") {
-        Some(seed) => vec![seed],
-        None => (0..cases as u64)
-            .map(|case| mix(BASE_SEED ^ mix(shape_id << 32 ^ case)))
-            .collect(),
+/// Runs `cases` sequences of one shape on `check`; returns what they exercised together.
+fn run(test: &str, cases: usize, shape: Shape, check: fn(&StoreInput) -> Coverage) -> Coverage {
+    let words = Cases {
+        count: cases,
+        // What a sequence of this shape reads (about 8 words a step), and some.
+        words: shape.steps * 10,
     };
     let mut coverage = Coverage::default();
-    for seed in seeds {
-        let input = input(seed, shape);
-        match catch_unwind(AssertUnwindSafe(|| check(&input))) {
-            Ok(run) => coverage.add(&run),
-            Err(panic) => {
-                eprintln!("store_model: failed with STORE_MODEL_SEED={seed:#x}");
-                std::panic::resume_unwind(panic);
-            }
-        }
+    for run in property::check(test, words, |rng| input(rng, shape), check) {
+        coverage.add(&run);
     }
     coverage
-}
-
-fn cases() -> usize {
-    env_number("STORE_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize)
 }
 
 /// The fuzz target's store: full of keys and of bytes often, every refusal exact.
 #[test]
 fn small_store_matches_model() {
     let mut coverage = Coverage::default();
-    for (id, tiny) in [(1, false), (2, true)] {
+    for (test, tiny) in [("small_store", false), ("small_store_tiny_values", true)] {
         let shape = Shape {
             steps: 200,
             numbered: false,
             tiny,
         };
-        let cases = if tiny { cases() / 4 } else { cases() };
-        coverage.add(&run(id, cases, shape, check_input::<FUZZ_KEYS, FUZZ_BYTES>));
+        let cases = if tiny { CASES / 4 } else { CASES };
+        coverage.add(&run(
+            test,
+            cases,
+            shape,
+            check_input::<FUZZ_KEYS, FUZZ_BYTES>,
+        ));
     }
     println!("{coverage:?}");
-    if env_number("STORE_MODEL_SEED").is_none() {
-        assert_eq!(coverage.scattered_refusals, 0);
-        for (event, count) in [
-            ("KeysFull", coverage.keys_full),
-            ("BytesFull", coverage.bytes_full),
-            ("write over an expired key", coverage.writes_over_expired),
-            ("sweep", coverage.swept),
-            ("budget cut", coverage.budget_cuts),
-        ] {
-            assert!(count > 0, "no {event} in {coverage:?}");
-        }
-        assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
+    assert_eq!(coverage.scattered_refusals, 0);
+    for (event, count) in [
+        ("KeysFull", coverage.keys_full),
+        ("BytesFull", coverage.bytes_full),
+        ("write over an expired key", coverage.writes_over_expired),
+        ("sweep", coverage.swept),
+        ("budget cut", coverage.budget_cuts),
+    ] {
+        assert!(count > 0, "no {event} in {coverage:?}");
     }
+    assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
 }
 
 /// A store larger than `MAX_BYTES_MOVED`, filled and churned near full.
@@ -241,14 +226,12 @@ fn large_store_matches_model() {
         tiny: false,
     };
     let coverage = run(
-        3,
-        cases().div_ceil(100),
+        "large_store",
+        CASES.div_ceil(100),
         shape,
         check_input::<LARGE_KEYS, LARGE_BYTES>,
     );
     println!("{coverage:?}");
-    if env_number("STORE_MODEL_SEED").is_none() {
-        assert!(coverage.bytes_full > 0, "{coverage:?}");
-        assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
-    }
+    assert!(coverage.bytes_full > 0, "{coverage:?}");
+    assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
 }
