@@ -6,34 +6,29 @@
 //! The checker says what must hold; this driver picks the ops, and fails if its runs together
 //! never reached a path (a refusal, each timeout, a protocol error, `QUIT`, ...).
 //!
-//! - `CONN_MODEL_CASES=n` sets the number of runs (default [`DEFAULT_CASES`]).
-//! - `CONN_MODEL_SEED=0x..` replays one run: every failure prints its seed.
+//! The runner is [`host_tests::property`] (proptest): [`CASES`] runs, scaled by
+//! `PROPERTY_SCALE`, chosen by `PROPERTY_SEED`; a failure is shrunk to its smallest run.
 
-use host_tests::seeds::{env_number, mix};
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use host_tests::property::{self, Cases, Draw};
 
 use host_tests::conn_check::{
     check_labelled, Command, ConnInput, ConnOp, ConnSeen, TimeoutChoice, Value, KEYS, MAX_CLIENTS,
     MAX_OPS,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
-/// Runs when `CONN_MODEL_CASES` is not set.
-const DEFAULT_CASES: usize = 1_000;
-
-/// Every seed derives from this and the case number.
-const BASE_SEED: u64 = 0xc0de_c0de_5eed_0007;
+/// Runs.
+const CASES: usize = 1_000;
 
 /// Draws one run's ops.
-struct Generator {
-    rng: SmallRng,
+struct Generator<R> {
+    rng: R,
     clients: usize,
     /// Clients that only ever get well-formed commands (the first one always).
     clean: usize,
 }
 
-impl Generator {
+impl<R: Rng> Generator<R> {
     fn client(&mut self) -> u8 {
         self.rng.random_range(0..self.clients) as u8
     }
@@ -127,7 +122,7 @@ impl Generator {
     /// Bytes that are not a clean stream of commands.
     fn garbage(&mut self) -> Vec<u8> {
         const SPECIAL: &[u8] = b"*$\r\n\r\n0123456789-: \"'\\";
-        let byte = |rng: &mut SmallRng| match rng.random_range(0..3) {
+        let byte = |rng: &mut R| match rng.random_range(0..3) {
             0 => SPECIAL[rng.random_range(0..SPECIAL.len())],
             1 => rng.random_range(b'a'..=b'z'),
             _ => rng.random(),
@@ -244,9 +239,9 @@ impl Generator {
     }
 }
 
-fn input(seed: u64) -> ConnInput {
+fn input(rng: &mut Draw<'_>) -> ConnInput {
     let mut generator = Generator {
-        rng: SmallRng::seed_from_u64(seed),
+        rng,
         clients: 1,
         clean: 1,
     };
@@ -260,37 +255,17 @@ fn input(seed: u64) -> ConnInput {
 #[test]
 fn clients_mixing_commands_garbage_closes_and_time_keep_every_server_property() {
     const TEST: &str = "clients_mixing_commands_garbage_closes_and_time_keep_every_server_property";
-    let seeds: Vec<u64> = match env_number("CONN_MODEL_SEED") {
-        Some(seed) => vec![seed],
-        None => {
-            let cases = env_number("CONN_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize);
-            (0..cases as u64)
-                .map(|case| mix(BASE_SEED ^ case))
-                .collect()
-        }
+    let cases = Cases {
+        count: CASES,
+        words: MAX_OPS * 12,
     };
     let mut seen = ConnSeen::default();
-    for &seed in &seeds {
-        let label = format!(
-            "seed {seed:#018x}; replay: CONN_MODEL_SEED={seed:#x} cargo test -p host-tests \
-             --features net-shell/std --test conn_model"
-        );
-        let input = input(seed);
-        match catch_unwind(AssertUnwindSafe(|| check_labelled(&input, label))) {
-            Ok(one) => seen.add(&one),
-            Err(panic) => {
-                eprintln!(
-                    "{TEST}: seed {seed:#x} failed; replay: CONN_MODEL_SEED={seed:#x} cargo \
-                     test -p host-tests --features net-shell/std --test conn_model\n  {input:?}"
-                );
-                resume_unwind(panic);
-            }
-        }
+    for one in property::check(TEST, cases, input, |input| {
+        check_labelled(input, TEST.to_string())
+    }) {
+        seen.add(&one);
     }
-    eprintln!("{TEST}: {} runs, {seen:?}", seeds.len());
-    if seeds.len() < DEFAULT_CASES {
-        return;
-    }
+    eprintln!("{TEST}: {seen:?}");
     let mut missing = Vec::new();
     for (count, what) in [
         (seen.exact_replies, "exact_replies"),

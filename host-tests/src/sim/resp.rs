@@ -64,15 +64,17 @@ impl Reply {
     }
 
     /// Decodes one reply from the front of `bytes`: the reply and its length, `None` if
-    /// incomplete. Panics on bytes that are not RESP2.
+    /// incomplete. Panics on bytes that are not RESP2. A status or error line is text, but may
+    /// carry a byte of the request (`expected '$', got '\x80'`, as from Redis): such bytes are
+    /// shown as U+FFFD.
     pub fn decode(bytes: &[u8]) -> Option<(Self, usize)> {
         let line_end = bytes.windows(2).position(|w| w == b"\r\n")?;
-        let line = std::str::from_utf8(&bytes[1..line_end]).expect("reply line is text");
+        let line = String::from_utf8_lossy(&bytes[1..line_end]);
         let after = line_end + 2;
         let number = || line.parse::<i64>().expect("reply length");
         match bytes[0] {
-            b'+' => Some((Self::Simple(line.into()), after)),
-            b'-' => Some((Self::Error(line.into()), after)),
+            b'+' => Some((Self::Simple(line.into_owned()), after)),
+            b'-' => Some((Self::Error(line.into_owned()), after)),
             b':' => Some((Self::Int(number()), after)),
             b'$' => {
                 let len = number();
