@@ -21,3 +21,16 @@ pub mod seeds;
 pub mod sim;
 
 pub mod store_check;
+
+/// Runs `f` on a thread with a 512 MiB stack (for big stores and queues built by value in
+/// debug builds; only the pages used are ever touched) and returns what it returns, passing its
+/// panic on.
+pub fn big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let handle = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(f)
+        .expect("spawn test thread");
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}

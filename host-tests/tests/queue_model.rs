@@ -14,6 +14,7 @@
 //!   [`DEFAULT_CASES`]); the others scale from it.
 //! - `TIMER_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
 
+use host_tests::big_stack;
 use host_tests::seeds::env_number;
 use std::ops::RangeInclusive;
 
@@ -640,19 +641,9 @@ fn mass_expiry_in_budgeted_sweeps<Q: QueueUnderTest>(test: &'static str) {
     eprintln!("{test}: {coverage:?}");
 }
 
-/// Runs `f` on a thread with a stack big enough for a queue of 100 000 timers.
-fn on_big_stack(f: fn()) {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("spawn a test thread")
-        .join()
-        .expect("the test thread passed");
-}
-
 #[test]
 fn wheel_of_100k_filled_then_expired_in_budgeted_sweeps_matches_model() {
-    on_big_stack(|| {
+    big_stack(|| {
         mass_expiry_in_budgeted_sweeps::<TimerWheel<Payload, 100_000>>(
             "wheel_of_100k_filled_then_expired_in_budgeted_sweeps_matches_model",
         );
@@ -661,7 +652,7 @@ fn wheel_of_100k_filled_then_expired_in_budgeted_sweeps_matches_model() {
 
 #[test]
 fn heap_of_100k_filled_then_expired_in_budgeted_sweeps_matches_model() {
-    on_big_stack(|| {
+    big_stack(|| {
         mass_expiry_in_budgeted_sweeps::<TimerHeap<Payload, 100_000>>(
             "heap_of_100k_filled_then_expired_in_budgeted_sweeps_matches_model",
         );

@@ -536,7 +536,7 @@ type Mass<'m> = Sim<'m, 4, MASS_KEYS, 3_300_000>;
 /// and all are gone in the end.
 #[test]
 fn mass_expiry_spreads_over_polls_and_keeps_serving() {
-    sim::big_stack(|| {
+    host_tests::big_stack(|| {
         const DEADLINE: u64 = 60_000;
         let mut store: sim::SizedStore<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..MASS {
@@ -597,7 +597,7 @@ fn mass_expiry_spreads_over_polls_and_keeps_serving() {
 /// reached it yet.
 #[test]
 fn mass_expiry_hides_due_keys_before_the_sweep_reaches_them() {
-    sim::big_stack(|| {
+    host_tests::big_stack(|| {
         const DEADLINE: u64 = 5_000;
         let mut store: sim::SizedStore<MASS_KEYS, 3_300_000> = sim::store();
         for i in 0..20_000 {

@@ -96,18 +96,6 @@ pub fn config(timeouts: Timeouts) -> ServerConfig {
     config
 }
 
-/// Runs `f` on a thread with a 512 MiB stack (for big stores built by value in debug builds),
-/// passing its panic on.
-pub fn big_stack<F: FnOnce() + Send + 'static>(f: F) {
-    let handle = std::thread::Builder::new()
-        .stack_size(512 << 20)
-        .spawn(f)
-        .expect("spawn test thread");
-    if let Err(panic) = handle.join() {
-        std::panic::resume_unwind(panic);
-    }
-}
-
 /// A client connection of the simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Client(usize);
