@@ -251,6 +251,41 @@ pub fn check<I: Debug, T>(
     generate: impl Fn(&mut Draw<'_>) -> I,
     check: impl Fn(&I) -> T,
 ) -> Vec<T> {
+    drive(
+        test,
+        cases,
+        |draw| {
+            let input = generate(draw);
+            (draw.used(), check(&input))
+        },
+        |words| format!("{:#?}", generate(&mut Draw::new(words))),
+    )
+}
+
+/// Runs `case` on `cases.count` random word streams, as [`check`] does, for a test whose draws
+/// and checks interleave (what it draws next depends on the state so far): `case` draws from
+/// the stream as it goes and panics on a failure, with the ops so far in its message, which
+/// is then that of the smallest failing case.
+pub fn run<T>(test: &str, cases: Cases, case: impl Fn(&mut Draw<'_>) -> T) -> Vec<T> {
+    drive(
+        test,
+        cases,
+        |draw| {
+            let result = case(draw);
+            (draw.used(), result)
+        },
+        |_| "(its ops are in the message above)".to_string(),
+    )
+}
+
+/// The runner behind [`check`] and [`run`]: `case` returns the words it read and its result;
+/// `describe` shows the smallest failing words.
+fn drive<T>(
+    test: &str,
+    cases: Cases,
+    case: impl Fn(&mut Draw<'_>) -> (usize, T),
+    describe: impl Fn(&[u32]) -> String,
+) -> Vec<T> {
     let base = env_number("PROPERTY_SEED").unwrap_or(0);
     let name = test.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
@@ -267,12 +302,11 @@ pub fn check<I: Debug, T>(
     let read = RefCell::new((0, 0)); // words read: total, most
     let mut runner = TestRunner::new(config);
     let result = runner.run(&Words(cases.words), |words| {
-        let mut draw = Draw::new(&words);
-        let input = generate(&mut draw);
+        let (used, result) = case(&mut Draw::new(&words));
         let mut read = read.borrow_mut();
-        *read = (read.0 + draw.used(), read.1.max(draw.used()));
+        *read = (read.0 + used, read.1.max(used));
         drop(read);
-        passed.borrow_mut().push(check(&input));
+        passed.borrow_mut().push(result);
         Ok(())
     });
     match result {
@@ -290,14 +324,14 @@ pub fn check<I: Debug, T>(
             passed
         }
         Err(TestError::Fail(reason, words)) => {
-            let input = generate(&mut Draw::new(&words));
+            let used = words
+                .iter()
+                .rposition(|&w| w != 0)
+                .map_or(0, |last| last + 1);
             panic!(
-                "{test}: {reason}\nsmallest failing input ({} random words): {input:#?}\nreplay: \
+                "{test}: {reason}\nsmallest failing input ({used} random words): {}\nreplay: \
                  PROPERTY_SEED={base:#x} cargo test -p host-tests {test}",
-                words
-                    .iter()
-                    .rposition(|&w| w != 0)
-                    .map_or(0, |last| last + 1),
+                describe(&words)
             )
         }
         Err(error) => panic!("{test}: {error}"),

@@ -10,26 +10,22 @@
 //! cut, a tie, a backwards expiry, a fire near `u64::MAX`, a probe of a reused slot, an early wake
 //! of the wheel, a move between lists, a `pop_expired_in` from a later list).
 //!
-//! - `TIMER_MODEL_CASES=n` sets the number of sequences of the small-capacity tests (default
-//!   [`DEFAULT_CASES`]); the others scale from it.
-//! - `TIMER_MODEL_SEED=0x..` replays one sequence: every failure message prints its seed.
+//! The runner is [`host_tests::property`] (proptest): the small-capacity tests run
+//! [`DEFAULT_CASES`] sequences and the others fewer, all scaled by `PROPERTY_SCALE` and chosen
+//! by `PROPERTY_SEED`; a failure is shrunk to its smallest sequence.
 
 use host_tests::big_stack;
-use host_tests::seeds::env_number;
+use host_tests::property::{self, Cases, Draw};
 use std::ops::RangeInclusive;
 
 use host_tests::queue_check::{
     BlocksWheel, Budget, Coverage, Finish, Op, Payload, QueueUnderTest, Run, SliceHeap, SliceLists,
     SliceWheel, Time, When,
 };
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use timer_core::{Tick, TimeoutList, TimeoutLists, TimerHeap, TimerWheel};
 
-/// Every case seed derives from this and the test's name.
-const BASE_SEED: u64 = 0x7131_e5ee_d0c0_ffee;
-
-/// Sequences per small-capacity test when `TIMER_MODEL_CASES` is not set.
+/// Sequences per small-capacity test.
 const DEFAULT_CASES: usize = 300;
 
 /// Steps after which the sequences of one test must have covered every interesting event.
@@ -67,48 +63,19 @@ fn timeouts_plan(cases: usize, steps: RangeInclusive<usize>) -> Plan {
     }
 }
 
-/// Sequences per small-capacity test: `TIMER_MODEL_CASES` or [`DEFAULT_CASES`].
-fn base_cases() -> usize {
-    env_number("TIMER_MODEL_CASES").map_or(DEFAULT_CASES, |n| n as usize)
-}
-
-/// `base_cases() / divisor`, at least one.
+/// [`DEFAULT_CASES`]` / divisor`, at least one.
 fn cases(divisor: usize) -> usize {
-    base_cases().div_ceil(divisor).max(1)
+    DEFAULT_CASES.div_ceil(divisor).max(1)
 }
 
-/// SplitMix64's finaliser: spreads nearby inputs over the whole `u64` range.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The seeds of `test`'s sequences, or just `TIMER_MODEL_SEED` when it is set.
-fn seeds(test: &str, cases: usize) -> Vec<u64> {
-    if let Some(seed) = env_number("TIMER_MODEL_SEED") {
-        return vec![seed];
-    }
-    let name = test.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    (0..cases as u64)
-        .map(|case| mix(BASE_SEED ^ mix(name ^ case)))
-        .collect()
-}
-
-/// What a failure message says to replay `seed` of `test`.
-fn label(test: &str, seed: u64) -> String {
-    format!(
-        "seed {seed:#018x}; replay: TIMER_MODEL_SEED={seed:#x} cargo test -p host-tests --test \
-         queue_model {test}"
-    )
+/// How a failure message names its test (the runner's message adds how to replay it).
+fn label(test: &str) -> String {
+    test.to_string()
 }
 
 /// Draws ops for one sequence.
-struct Generator {
-    rng: SmallRng,
+struct Generator<R> {
+    rng: R,
     lists: usize,
     has_lists: bool,
     /// Extra weight (out of 100 + this) for inserts: low keeps the queue sparse, high fills it.
@@ -117,9 +84,8 @@ struct Generator {
     timeout_percent: u32,
 }
 
-impl Generator {
-    fn new<Q: QueueUnderTest>(seed: u64, deadlines: Deadlines) -> Self {
-        let mut rng = SmallRng::seed_from_u64(seed);
+impl<R: Rng> Generator<R> {
+    fn new<Q: QueueUnderTest>(mut rng: R, deadlines: Deadlines) -> Self {
         let insert_weight = rng.random_range(0..=80);
         let timeout_percent = match deadlines {
             Deadlines::Any => 0,
@@ -320,18 +286,19 @@ impl Generator {
 }
 
 /// Runs `plan.cases` random sequences, each on a fresh queue of type `Q`, then checks that
-/// together they covered every interesting event (unless replaying one seed, or told to run
-/// too few steps for that).
+/// together they covered every interesting event (unless told to run too few steps for that).
 fn check_against_model<Q: QueueUnderTest>(test: &'static str, plan: &Plan) {
-    let seeds = seeds(test, plan.cases);
-    let mut coverage = Coverage::default();
-    let mut total_steps = 0;
-    for &seed in &seeds {
+    let cases = Cases {
+        count: plan.cases,
+        // What the longest sequence reads (up to some 16 words a step, bursts included).
+        words: plan.steps.end() * 18,
+    };
+    let runs = property::run(test, cases, |draw| {
         let mut queue = Q::fresh();
-        let mut generator = Generator::new::<Q>(seed, plan.deadlines);
+        let mut generator = Generator::new::<Q>(draw, plan.deadlines);
         let timeouts = generator.timeouts();
         let start = generator.start();
-        let mut run = Run::new(&mut queue, start, &timeouts, label(test, seed));
+        let mut run = Run::new(&mut queue, start, &timeouts, label(test));
         let steps = generator.rng.random_range(plan.steps.clone());
         for _ in 0..steps {
             // A burst's inserts count as one step, checked once.
@@ -340,14 +307,19 @@ fn check_against_model<Q: QueueUnderTest>(test: &'static str, plan: &Plan) {
             }
             run.check();
         }
+        (steps, run.finish(generator.finish()))
+    });
+    let mut coverage = Coverage::default();
+    let mut total_steps = 0;
+    for (steps, run) in &runs {
         total_steps += steps;
-        coverage.add(&run.finish(generator.finish()));
+        coverage.add(run);
     }
     eprintln!(
         "{test}: {} sequences, {total_steps} steps, {coverage:?}",
-        seeds.len()
+        runs.len()
     );
-    if env_number("TIMER_MODEL_SEED").is_none() && total_steps >= COVERAGE_STEPS {
+    if total_steps >= COVERAGE_STEPS {
         let missing = coverage.missing::<Q>();
         assert!(
             missing.is_empty(),
@@ -448,9 +420,11 @@ fn wheel_of_64_with_timeout_deadlines_matches_model() {
 #[test]
 fn wheel_with_one_timer_reaches_it_in_at_most_one_early_wake_per_level() {
     const TEST: &str = "wheel_with_one_timer_reaches_it_in_at_most_one_early_wake_per_level";
-    let mut early_wakes = 0;
-    for seed in seeds(TEST, cases(1) * 10) {
-        let mut rng = SmallRng::seed_from_u64(seed);
+    let cases = Cases {
+        count: cases(1) * 10,
+        words: 16,
+    };
+    let early_wakes: usize = property::run(TEST, cases, |rng: &mut Draw<'_>| {
         let start = rng.random::<u64>() >> rng.random_range(0..64);
         let distance = match rng.random_range(0..3) {
             0 => rng.random::<u64>() >> rng.random_range(0..64),
@@ -459,10 +433,10 @@ fn wheel_with_one_timer_reaches_it_in_at_most_one_early_wake_per_level() {
         };
         let deadline = start.saturating_add(distance.max(1));
         if deadline == start {
-            continue; // start was u64::MAX: nothing lies ahead
+            return 0; // start was u64::MAX: nothing lies ahead
         }
         let mut wheel = TimerWheel::<Payload, 4>::new();
-        let mut run = Run::new(&mut wheel, start, &[], label(TEST, seed));
+        let mut run = Run::new(&mut wheel, start, &[], label(TEST));
         run.step(Op::Expire {
             time: Time::Same,
             budget: Budget::Unlimited,
@@ -473,13 +447,13 @@ fn wheel_with_one_timer_reaches_it_in_at_most_one_early_wake_per_level() {
             via_trait: rng.random(),
         });
         run.step(Op::WakeAtNextDeadline);
-        assert_eq!(run.pending(), 0, "seed {seed:#x}: the timer did not fire");
-        assert_eq!(run.now(), deadline, "seed {seed:#x}: fired at another time");
-        early_wakes += run.finish(Finish::ExpireAll).early_wakes;
-    }
-    if env_number("TIMER_MODEL_SEED").is_none() {
-        assert!(early_wakes > 0, "{TEST}: no early wake-up at all");
-    }
+        assert_eq!(run.pending(), 0, "start {start}: the timer did not fire");
+        assert_eq!(run.now(), deadline, "start {start}: fired at another time");
+        run.finish(Finish::ExpireAll).early_wakes
+    })
+    .into_iter()
+    .sum();
+    assert!(early_wakes > 0, "{TEST}: no early wake-up at all");
 }
 
 // ---- the heap ----
@@ -589,10 +563,18 @@ fn three_timeout_lists_of_256_moves_between_lists_match_model() {
 /// Fills a queue of 100 000 to the brim (ties, far and near deadlines), checks that it refuses
 /// more, then expires it in budgeted sweeps with reschedules and cancels in between.
 fn mass_expiry_in_budgeted_sweeps<Q: QueueUnderTest>(test: &'static str) {
-    let seed = seeds(test, 1)[0];
+    let cases = Cases {
+        count: 1,
+        words: 1 << 19,
+    };
+    property::run(test, cases, |draw| mass_expiry::<Q>(test, draw));
+}
+
+/// One run of [`mass_expiry_in_budgeted_sweeps`].
+fn mass_expiry<Q: QueueUnderTest>(test: &'static str, draw: &mut Draw<'_>) {
     let mut queue = Q::fresh();
-    let mut generator = Generator::new::<Q>(seed, Deadlines::Any);
-    let mut run = Run::new(&mut queue, 1_000, &[], label(test, seed));
+    let mut generator = Generator::new::<Q>(draw, Deadlines::Any);
+    let mut run = Run::new(&mut queue, 1_000, &[], label(test));
     let capacity = run.capacity();
     while run.pending() < capacity {
         let when = match generator.rng.random_range(0..4) {
@@ -616,7 +598,7 @@ fn mass_expiry_in_budgeted_sweeps<Q: QueueUnderTest>(test: &'static str) {
     for _ in 0..10 {
         let op = generator.insert();
         run.step(op);
-        assert_eq!(run.pending(), capacity, "seed {seed:#x}");
+        assert_eq!(run.pending(), capacity, "a full queue took one more");
     }
     while run.pending() > 0 {
         let op = match generator.rng.random_range(0..10) {
