@@ -16,8 +16,6 @@ pub mod redis_diff;
 
 pub mod resp_check;
 
-pub mod seeds;
-
 pub mod sim;
 
 pub mod store_check;

@@ -23,8 +23,6 @@ use proptest::test_runner::{Config, RngSeed, TestError, TestRunner};
 use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 
-use crate::seeds::{env_number, mix};
-
 /// A generator's randomness: the words proptest drew, then zeros.
 #[derive(Debug)]
 pub struct Draw<'a> {
@@ -336,6 +334,29 @@ fn drive<T>(
         }
         Err(error) => panic!("{test}: {error}"),
     }
+}
+
+/// The number in environment variable `name`, decimal or `0x` hexadecimal, `_` allowed.
+///
+/// # Panics
+///
+/// When the variable is set to something that is not a number.
+fn env_number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    let text = text.trim().replace('_', "");
+    let parsed = match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    Some(parsed.unwrap_or_else(|_| panic!("{name}={text:?} is not a number")))
+}
+
+/// SplitMix64's finaliser: a well-spread seed from any `u64` (say, base seed plus case number).
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -8,12 +8,12 @@
 use std::time::Instant;
 
 use host_tests::e2e::{have, missing};
+use host_tests::property::{self, Cases, Draw};
 use host_tests::redis_diff::{
-    run_scripts, words, Difference, RedisServer, Request, Script, Shell, Step,
+    run_scripts, words, Difference, RedisServer, Request, Script, Shell, Step, Tally,
 };
 use net_shell::ServerBuffers;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 
 use Difference as D;
 
@@ -1162,13 +1162,13 @@ fn pubsub() -> Vec<Script> {
     ]
 }
 
-fn random_mix(seed: u64, steps: usize) -> Script {
-    let mut rng = SmallRng::seed_from_u64(seed);
+/// A random script of `steps` commands over five keys, pipelined in random runs.
+fn random_mix(rng: &mut Draw<'_>, steps: usize) -> Script {
     let keys = ["k0", "k1", "k2", "k3", "k4"];
     let numbers = [
         "0", "1", "-1", "7", "100", I64_MAX, I64_MIN, "x", "01", "3.5",
     ];
-    let mut script = Script::new(&format!("random mix (seed {seed})"));
+    let mut script = Script::new("random mix");
     let mut pipeline = Vec::new();
     for _ in 0..steps {
         let k = keys[rng.random_range(0..keys.len())];
@@ -1272,14 +1272,6 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(transactions());
     scripts.extend(client_list_and_kill());
     scripts.extend(pubsub());
-    // More seeds with REDIS_DIFF_SEEDS=n.
-    let seeds = std::env::var("REDIS_DIFF_SEEDS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(3);
-    for seed in 1..=seeds {
-        scripts.push(random_mix(seed, 400));
-    }
     // Every script in RESP2, then again with both connections switched to RESP3.
     let mut tally = run_scripts(&redis, &mut shell, &scripts, false).expect("both servers answer");
     let resp3 = run_scripts(&redis, &mut shell, &scripts, true).expect("both servers answer");
@@ -1292,8 +1284,42 @@ fn net_shell_answers_as_redis_does() {
             m.at, m.request, m.redis, m.shell, m.why
         );
     }
+    // Random mixes on the property runner: a mismatch is shrunk to its shortest script.
+    let shell = std::cell::RefCell::new(&mut shell);
+    let mixes = property::check(
+        "net_shell_answers_as_redis_does (random mix)",
+        Cases {
+            count: 3,
+            words: 400 * 12,
+        },
+        |rng| random_mix(rng, 400),
+        |script| {
+            let mut shell = shell.borrow_mut();
+            let mut mix = Tally::default();
+            for resp3 in [false, true] {
+                let one = run_scripts(&redis, &mut shell, std::slice::from_ref(script), resp3)
+                    .expect("both servers answer");
+                mix.exact += one.exact;
+                mix.intended += one.intended;
+                mix.mismatches.extend(one.mismatches);
+            }
+            let first = mix.mismatches.first().map(|m| {
+                format!(
+                    "{}: {}, redis {}, net-shell {} ({})",
+                    m.at, m.request, m.redis, m.shell, m.why
+                )
+            });
+            assert!(first.is_none(), "a mismatch: {}", first.unwrap_or_default());
+            mix
+        },
+    );
+    let mix_count = mixes.len();
+    for mix in mixes {
+        tally.exact += mix.exact;
+        tally.intended += mix.intended;
+    }
     eprintln!(
-        "{} scripts, in RESP2 and RESP3: {} replies equal byte for byte, {} intended differences checked, {} mismatches, in {:.1} s",
+        "{} scripts and {mix_count} random mixes, in RESP2 and RESP3: {} replies equal byte for byte, {} intended differences checked, {} mismatches, in {:.1} s",
         scripts.len(),
         tally.exact,
         tally.intended,

@@ -3,40 +3,27 @@
 //!
 //! Readings come less than one full period apart (the counter's documented requirement), with
 //! random advances from 0 to `2^BITS - 1` ticks, so a run passes through thousands of wraps.
-//! `TIMER_MODEL_SEED=0x..` replays one seed; every failure message prints its seed.
+//! The runner is [`host_tests::property`] (proptest): [`RUNS`] runs per test, scaled by
+//! `PROPERTY_SCALE`, chosen by `PROPERTY_SEED`; a failure is shrunk to its smallest run.
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use host_tests::property::{self, Cases, Draw};
+use rand::Rng;
 use timer_core::WrappingCounter;
 
-/// Every seed derives from this and the test's name.
-const BASE_SEED: u64 = 0x0c0f_fee0_7131_e5ee;
+/// Runs per test.
+const RUNS: usize = 8;
 
-/// Seeds per test.
-const SEEDS: u64 = 8;
-
-/// Readings per seed.
+/// Readings per run.
 const READINGS: usize = 20_000;
 
-/// The seeds of `test`, or just `TIMER_MODEL_SEED` when it is set.
-fn seeds(test: &str) -> Vec<u64> {
-    if let Ok(text) = std::env::var("TIMER_MODEL_SEED") {
-        let text = text.trim().replace('_', "");
-        let seed = match text.strip_prefix("0x") {
-            Some(hex) => u64::from_str_radix(hex, 16),
-            None => text.parse(),
-        };
-        return vec![seed.unwrap_or_else(|_| panic!("TIMER_MODEL_SEED={text:?} is not a number"))];
-    }
-    let name = test.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    (0..SEEDS)
-        .map(|case| {
-            SmallRng::seed_from_u64(BASE_SEED ^ name ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-                .random()
-        })
-        .collect()
+/// Runs `run` [`RUNS`] times on the property runner; what each returned.
+fn runs<T>(test: &str, run: impl Fn(&mut Draw<'_>) -> T) -> Vec<T> {
+    let cases = Cases {
+        count: RUNS,
+        // Up to four words a reading, for each of up to three counters.
+        words: READINGS * 12,
+    };
+    property::run(test, cases, run)
 }
 
 /// A free-running `BITS`-bit up-counter: the true tick count, and the register that shows it.
@@ -55,7 +42,7 @@ impl<const BITS: u32> Hardware<BITS> {
     }
 
     /// An advance shorter than one period: sometimes none, sometimes the longest allowed.
-    fn random_advance(rng: &mut SmallRng) -> u64 {
+    fn random_advance(rng: &mut Draw<'_>) -> u64 {
         match rng.random_range(0..10) {
             0 => 0,
             1 => Self::PERIOD - 1,
@@ -76,15 +63,14 @@ enum Register {
 
 /// Feeds `READINGS` readings of a counter that started at raw `start` and checks every one.
 /// Returns how many times the hardware wrapped.
-fn follow<const BITS: u32>(seed: u64, start: u32, register: Register) -> u64 {
-    let mut rng = SmallRng::seed_from_u64(seed);
+fn follow<const BITS: u32>(rng: &mut Draw<'_>, start: u32, register: Register) -> u64 {
     let mask = (Hardware::<BITS>::PERIOD - 1) as u32;
     assert_eq!(
         WrappingCounter::<BITS>::MASK,
         mask,
         "MASK of a {BITS}-bit counter"
     );
-    let junk = |rng: &mut SmallRng| match register {
+    let junk = |rng: &mut Draw<'_>| match register {
         Register::Clean => 0,
         Register::JunkAbove => rng.random::<u32>() & !mask,
     };
@@ -92,26 +78,22 @@ fn follow<const BITS: u32>(seed: u64, start: u32, register: Register) -> u64 {
         start: start & mask,
         ticks: 0,
     };
-    let mut clock = WrappingCounter::<BITS>::starting_at(start | junk(&mut rng));
-    assert_eq!(
-        clock.now(),
-        0,
-        "seed {seed:#x}: a fresh counter is at tick 0"
-    );
+    let mut clock = WrappingCounter::<BITS>::starting_at(start | junk(rng));
+    assert_eq!(clock.now(), 0, "a fresh counter is at tick 0");
     for reading in 0..READINGS {
-        let advance = Hardware::<BITS>::random_advance(&mut rng);
+        let advance = Hardware::<BITS>::random_advance(rng);
         hardware.ticks += advance;
-        let raw = hardware.register() | junk(&mut rng);
+        let raw = hardware.register() | junk(rng);
         let extended = clock.extend(raw);
         assert_eq!(
             extended, hardware.ticks,
-            "{BITS}-bit counter, seed {seed:#x}, start {start:#x}, reading {reading}: raw {raw:#x} \
-             after an advance of {advance}"
+            "{BITS}-bit counter, start {start:#x}, reading {reading}: raw {raw:#x} after an \
+             advance of {advance}"
         );
         assert_eq!(
             clock.now(),
             extended,
-            "seed {seed:#x}, reading {reading}: now()"
+            "start {start:#x}, reading {reading}: now()"
         );
     }
     hardware.ticks / Hardware::<BITS>::PERIOD
@@ -119,53 +101,58 @@ fn follow<const BITS: u32>(seed: u64, start: u32, register: Register) -> u64 {
 
 #[test]
 fn counter_16_bit_from_zero_follows_hardware_across_thousands_of_wraps() {
-    for seed in seeds("counter_16_bit_from_zero_follows_hardware_across_thousands_of_wraps") {
-        let wraps = follow::<16>(seed, 0, Register::Clean);
-        assert!(wraps >= 5_000, "seed {seed:#x}: only {wraps} wraps");
+    let test = "counter_16_bit_from_zero_follows_hardware_across_thousands_of_wraps";
+    for wraps in runs(test, |rng| follow::<16>(rng, 0, Register::Clean)) {
+        assert!(wraps >= 5_000, "only {wraps} wraps");
     }
 }
 
 #[test]
 fn counter_16_bit_started_mid_count_follows_hardware() {
-    for seed in seeds("counter_16_bit_started_mid_count_follows_hardware") {
-        let start = SmallRng::seed_from_u64(seed).random_range(1..=0xFFFF);
-        let wraps = follow::<16>(seed, start, Register::Clean);
-        assert!(wraps >= 5_000, "seed {seed:#x}: only {wraps} wraps");
+    let test = "counter_16_bit_started_mid_count_follows_hardware";
+    let wraps = runs(test, |rng| {
+        let start = rng.random_range(1..=0xFFFF);
+        follow::<16>(rng, start, Register::Clean)
+    });
+    for wraps in wraps {
+        assert!(wraps >= 5_000, "only {wraps} wraps");
     }
 }
 
 #[test]
 fn counter_16_bit_reading_with_junk_above_bit_16_follows_hardware() {
-    for seed in seeds("counter_16_bit_reading_with_junk_above_bit_16_follows_hardware") {
-        let start = SmallRng::seed_from_u64(seed).random();
-        follow::<16>(seed, start, Register::JunkAbove);
-    }
+    let test = "counter_16_bit_reading_with_junk_above_bit_16_follows_hardware";
+    runs(test, |rng| {
+        let start = rng.random();
+        follow::<16>(rng, start, Register::JunkAbove)
+    });
 }
 
 #[test]
 fn counter_32_bit_from_zero_follows_hardware_across_thousands_of_wraps() {
-    for seed in seeds("counter_32_bit_from_zero_follows_hardware_across_thousands_of_wraps") {
-        let wraps = follow::<32>(seed, 0, Register::Clean);
-        assert!(wraps >= 5_000, "seed {seed:#x}: only {wraps} wraps");
+    let test = "counter_32_bit_from_zero_follows_hardware_across_thousands_of_wraps";
+    for wraps in runs(test, |rng| follow::<32>(rng, 0, Register::Clean)) {
+        assert!(wraps >= 5_000, "only {wraps} wraps");
     }
 }
 
 #[test]
 fn counter_32_bit_started_just_before_wrap_follows_hardware() {
-    for seed in seeds("counter_32_bit_started_just_before_wrap_follows_hardware") {
-        let start = u32::MAX - SmallRng::seed_from_u64(seed).random_range(0..16);
-        follow::<32>(seed, start, Register::Clean);
-    }
+    let test = "counter_32_bit_started_just_before_wrap_follows_hardware";
+    runs(test, |rng| {
+        let start = u32::MAX - rng.random_range(0..16);
+        follow::<32>(rng, start, Register::Clean)
+    });
 }
 
 #[test]
 fn counters_of_1_8_and_24_bits_follow_hardware() {
-    for seed in seeds("counters_of_1_8_and_24_bits_follow_hardware") {
-        let start = SmallRng::seed_from_u64(seed).random();
-        follow::<1>(seed, start, Register::JunkAbove);
-        follow::<8>(seed, start, Register::JunkAbove);
-        follow::<24>(seed, start, Register::JunkAbove);
-    }
+    runs("counters_of_1_8_and_24_bits_follow_hardware", |rng| {
+        let start = rng.random();
+        follow::<1>(rng, start, Register::JunkAbove);
+        follow::<8>(rng, start, Register::JunkAbove);
+        follow::<24>(rng, start, Register::JunkAbove);
+    });
 }
 
 /// The documented limit: a reading a whole period late cannot be told from one on time, so
