@@ -14,6 +14,8 @@ pub mod queue_check;
 
 pub mod redis_diff;
 
+pub mod reply;
+
 pub mod resp_check;
 
 pub mod sim;

@@ -21,125 +21,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use net_shell::{ServerBuffers, Timeouts};
 
 use crate::e2e::{free_local_port, KillOnDrop};
+use crate::reply::{split_replies, Value};
 use crate::sim::{Client, Sim};
-
-/// A RESP2 or RESP3 value, for the checks that are not byte for byte.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    /// `+…`
-    Simple(Vec<u8>),
-    /// `-…`
-    Error(Vec<u8>),
-    /// `:…`
-    Int(i64),
-    /// `$…` (`None`: `$-1`)
-    Bulk(Option<Vec<u8>>),
-    /// `*…` (`None`: `*-1`), and RESP3's sets (`~`) and pushes (`>`)
-    Array(Option<Vec<Value>>),
-    /// RESP3 `%` maps, as key-value pairs
-    Map(Vec<(Value, Value)>),
-    /// RESP3's other one-line kinds (`_`, `#`, `,`, `(`), by their line
-    Line(u8, Vec<u8>),
-    /// RESP3 `=` verbatim strings and `!` blob errors
-    Blob(u8, Vec<u8>),
-}
-
-impl Value {
-    /// Decodes one value from the front of `bytes`: the value and its length, `None` if
-    /// incomplete or not RESP.
-    pub fn decode(bytes: &[u8]) -> Option<(Self, usize)> {
-        let end = bytes.windows(2).position(|w| w == b"\r\n")?;
-        let (&kind, line) = bytes[..end].split_first()?;
-        let after = end + 2;
-        let number = || std::str::from_utf8(line).ok()?.parse::<i64>().ok();
-        let items = |count: usize, at: &mut usize| -> Option<Vec<Self>> {
-            let mut items = Vec::with_capacity(count.min(1024));
-            for _ in 0..count {
-                let (item, used) = Self::decode(&bytes[*at..])?;
-                items.push(item);
-                *at += used;
-            }
-            Some(items)
-        };
-        match kind {
-            b'+' => Some((Self::Simple(line.to_vec()), after)),
-            b'-' => Some((Self::Error(line.to_vec()), after)),
-            b':' => Some((Self::Int(number()?), after)),
-            b'_' | b'#' | b',' | b'(' => Some((Self::Line(kind, line.to_vec()), after)),
-            b'$' | b'=' | b'!' => {
-                let len = number()?;
-                if len < 0 {
-                    return Some((Self::Bulk(None), after));
-                }
-                let stop = after + len as usize;
-                if bytes.len() < stop + 2 {
-                    return None;
-                }
-                let data = bytes[after..stop].to_vec();
-                let value = if kind == b'$' {
-                    Self::Bulk(Some(data))
-                } else {
-                    Self::Blob(kind, data)
-                };
-                Some((value, stop + 2))
-            }
-            b'*' | b'~' | b'>' => {
-                let count = number()?;
-                if count < 0 {
-                    return Some((Self::Array(None), after));
-                }
-                let mut at = after;
-                let items = items(count as usize, &mut at)?;
-                Some((Self::Array(Some(items)), at))
-            }
-            b'%' | b'|' => {
-                let count = number()? as usize;
-                let mut at = after;
-                let flat = items(count * 2, &mut at)?;
-                let mut pairs = Vec::new();
-                let mut flat = flat.into_iter();
-                while let (Some(k), Some(v)) = (flat.next(), flat.next()) {
-                    pairs.push((k, v));
-                }
-                Some((Self::Map(pairs), at))
-            }
-            _ => None,
-        }
-    }
-
-    /// The items of an array (or, flattened, a map).
-    pub fn items(&self) -> Option<Vec<Self>> {
-        match self {
-            Self::Array(Some(items)) => Some(items.clone()),
-            Self::Map(pairs) => Some(
-                pairs
-                    .iter()
-                    .flat_map(|(k, v)| [k.clone(), v.clone()])
-                    .collect(),
-            ),
-            _ => None,
-        }
-    }
-
-    /// The bytes of a bulk or simple string.
-    pub fn bytes(&self) -> Option<&[u8]> {
-        match self {
-            Self::Bulk(Some(b)) | Self::Simple(b) => Some(b),
-            _ => None,
-        }
-    }
-}
-
-/// Splits `bytes` into whole replies; `None` if the last is incomplete.
-pub fn split_replies(mut bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut replies = Vec::new();
-    while !bytes.is_empty() {
-        let (_, used) = Value::decode(bytes)?;
-        replies.push(bytes[..used].to_vec());
-        bytes = &bytes[used..];
-    }
-    Some(replies)
-}
 
 /// Raw RESP shown readably: printable ASCII as is, the rest escaped.
 pub fn show(bytes: &[u8]) -> String {
@@ -1016,21 +899,6 @@ mod tests {
                 b"x".to_vec()
             ]
         );
-    }
-
-    #[test]
-    fn decode_frames_resp2_and_resp3() {
-        let bytes = b"*2\r\n$1\r\na\r\n%1\r\n+k\r\n:1\r\n_\r\n";
-        let replies = split_replies(bytes).unwrap();
-        assert_eq!(replies.len(), 2);
-        assert_eq!(
-            Value::decode(&replies[0]).unwrap().0,
-            Value::Array(Some(vec![
-                Value::Bulk(Some(b"a".to_vec())),
-                Value::Map(vec![(Value::Simple(b"k".to_vec()), Value::Int(1))])
-            ]))
-        );
-        assert!(split_replies(b"$3\r\nab").is_none());
     }
 
     #[test]

@@ -18,6 +18,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use host_tests::e2e::{self, info_field, KillOnDrop};
+use host_tests::reply::Reply;
 
 const QEMU: &str = "qemu-system-arm";
 /// The firmware's idle timeout in these tests (milliseconds), set when it is built.
@@ -110,18 +111,11 @@ impl Board {
     }
 }
 
-/// One RESP2 reply.
-#[derive(Debug, PartialEq, Eq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Integer(i64),
-    Bulk(Option<Vec<u8>>),
-}
-
 /// A raw TCP client speaking RESP2.
 struct Client {
     stream: TcpStream,
+    /// Bytes received and not yet decoded.
+    pending: Vec<u8>,
 }
 
 impl Client {
@@ -130,7 +124,10 @@ impl Client {
         stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
         stream.set_nodelay(true).unwrap();
-        Self { stream }
+        Self {
+            stream,
+            pending: Vec::new(),
+        }
     }
 
     fn send(&mut self, args: &[&str]) {
@@ -152,54 +149,30 @@ impl Client {
         assert_eq!(self.command(&["PING"]), Reply::Simple("PONG".into()));
     }
 
-    /// Reads one line, without its CRLF (byte by byte: nothing is read beyond the reply).
-    fn line(&mut self) -> String {
-        let mut line = Vec::new();
-        let mut byte = [0];
-        while !line.ends_with(b"\r\n") {
-            self.stream
-                .read_exact(&mut byte)
-                .expect("read a reply line");
-            line.push(byte[0]);
-        }
-        line.truncate(line.len() - 2);
-        String::from_utf8(line).expect("a UTF-8 reply line")
-    }
-
+    /// The next reply, decoded by the tests' one decoder.
     fn reply(&mut self) -> Reply {
-        let line = self.line();
-        let (kind, rest) = line.split_at(1);
-        match kind {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Integer(rest.parse().expect("an integer reply")),
-            "$" => {
-                let len: i64 = rest.parse().expect("a bulk length");
-                let Ok(len) = usize::try_from(len) else {
-                    return Reply::Bulk(None);
-                };
-                let mut bulk = vec![0; len + 2];
-                self.stream
-                    .read_exact(&mut bulk)
-                    .expect("read a bulk reply");
-                assert!(bulk.ends_with(b"\r\n"), "bulk without CRLF");
-                bulk.truncate(len);
-                Reply::Bulk(Some(bulk))
+        loop {
+            if let Some((reply, used)) = Reply::decode(&self.pending) {
+                self.pending.drain(..used);
+                return reply;
             }
-            _ => panic!("unexpected reply {line:?}"),
+            let mut buf = [0; 4096];
+            let got = self.stream.read(&mut buf).expect("read a reply");
+            assert!(got > 0, "the server closed before a whole reply");
+            self.pending.extend_from_slice(&buf[..got]);
         }
     }
 
     fn info(&mut self, section: &str) -> String {
         match self.command(&["INFO", section]) {
-            Reply::Bulk(Some(text)) => String::from_utf8(text).expect("UTF-8 INFO"),
+            Reply::Bulk(text) => String::from_utf8(text).expect("UTF-8 INFO"),
             other => panic!("INFO replied {other:?}"),
         }
     }
 
     /// Everything the server sends until it closes the connection.
     fn read_until_closed(&mut self) -> Vec<u8> {
-        let mut received = Vec::new();
+        let mut received = std::mem::take(&mut self.pending);
         self.stream
             .read_to_end(&mut received)
             .expect("read until the server closes");
@@ -336,10 +309,7 @@ fn qemu_firmware_closes_a_malformed_request_and_keeps_serving() {
     );
 
     assert_eq!(good.command(&["SET", "k", "v"]), Reply::Simple("OK".into()));
-    assert_eq!(
-        good.command(&["GET", "k"]),
-        Reply::Bulk(Some(b"v".to_vec()))
-    );
+    assert_eq!(good.command(&["GET", "k"]), Reply::Bulk(b"v".to_vec()));
     assert_eq!(info_field(&good.info("stats"), "protocol_error_closes"), 1);
     assert_eq!(board.cli(&["GET", "k"]), "v");
     board.assert_running();
@@ -378,7 +348,7 @@ fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
     }
     for (i, client) in clients.iter_mut().enumerate() {
         assert_eq!(client.reply(), Reply::Simple("OK".into()), "client {i}");
-        assert_eq!(client.reply(), Reply::Integer(i as i64 + 1), "client {i}");
+        assert_eq!(client.reply(), Reply::Int(i as i64 + 1), "client {i}");
     }
     assert_eq!(
         info_field(&clients[0].info("stats"), "rejected_connections"),
@@ -390,7 +360,7 @@ fn qemu_firmware_serves_every_client_slot_and_refuses_one_more() {
     wait_for_clients(&mut clients[0], max as u64 - 1);
     let mut next = board.connect();
     next.ping();
-    assert_eq!(next.command(&["DBSIZE"]), Reply::Integer(max as i64));
+    assert_eq!(next.command(&["DBSIZE"]), Reply::Int(max as i64));
     board.assert_running();
 }
 

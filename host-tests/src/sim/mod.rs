@@ -28,11 +28,12 @@ use smoltcp::wire::{
     TcpRepr, TcpSeqNumber,
 };
 
+pub use crate::reply::Reply;
 pub use dhcp::DhcpServer;
 pub use link::{link, FaultCounts, Faults, LinkEnd, RxToken, TxToken};
 pub use net_shell::Stats;
 pub use ntp::{ntp_timestamp, NtpAnswer, NtpServer};
-pub use resp::{encode, encode_str, Reply};
+pub use resp::{encode, encode_str};
 
 /// The server's address and port.
 pub const SERVER_IP: Ipv4Address = Ipv4Address::new(10, 0, 0, 1);
