@@ -84,8 +84,8 @@ pub enum Difference {
     /// `CONFIG SET save|appendonly`: net-shell keeps nothing on disk; it refuses with Redis'
     /// text for an immutable parameter.
     NoPersistence,
-    /// Values and keys are limited by the store's configured sizes and today's buffers (issue
-    /// 9): net-shell answers an error where Redis grows the value.
+    /// Values and keys are limited by the store's configured sizes and the buffers: net-shell
+    /// answers an error where Redis grows the value.
     ValueLimit,
     /// `HELLO … SETNAME n` names the connection only if the whole command succeeds (the
     /// client authenticated, every option right), as Redis 7.2 does; Redis 7.0 sets the name

@@ -961,7 +961,8 @@ mod tests {
 
     #[test]
     fn shrunk_then_regrown_block_grows_back_in_place() {
-        // Issue 7's pattern: shrink a block near the start of a full pool, then regrow it.
+        // Shrink a block near the start of a full pool, then regrow it: it must grow back in
+        // place, not move.
         let mut bytes = vec![0u8; 4096];
         let mut pool = pool_of(&mut bytes);
         let mut owners = Offsets(vec![0; 300]);

@@ -240,7 +240,7 @@ impl Server<'_> {
         let reply_room = self.reply.len();
         let had_input = self.conns[index].input_len > 0;
         // The client took reply bytes since the last look: the write timeout starts over.
-        // (Measured before this round's replies are queued, which would hide it.)
+        // (Read before this round's replies are queued, which would hide it.)
         if self.sockets.tcp(index, handle).send_queue() < self.conns[index].last_send_queue {
             self.conns[index].write_since = Some(now);
         }
