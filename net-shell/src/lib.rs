@@ -13,7 +13,6 @@ mod fmt;
 
 mod auth;
 pub mod command;
-mod connection;
 mod decimal;
 mod info;
 mod memory;

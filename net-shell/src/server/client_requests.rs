@@ -5,9 +5,9 @@ use core::fmt::Write as _;
 
 use timer_core::Tick;
 
+use super::connection::Phase;
 use super::Server;
 use crate::command::{kill_reply, ClientsQuery, ClientsRequest, KillFilter};
-use crate::connection::Phase;
 use crate::resp::ReplyWriter;
 
 impl Server<'_> {

@@ -3,10 +3,10 @@
 use smoltcp::socket::tcp;
 use timer_core::{Tick, TimerQueue};
 
+use super::connection::{Connection, Phase};
 use super::timer_policy::{self, Timeout};
 use super::Server;
 use crate::auth;
-use crate::connection::{Connection, Phase};
 
 const REFUSAL: &[u8] = b"-ERR max number of clients reached\r\n";
 

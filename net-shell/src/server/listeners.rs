@@ -25,10 +25,10 @@
 use smoltcp::socket::{tcp, Socket};
 use timer_core::{Tick, TimerQueue};
 
+use super::connection::{Connection, Phase};
 use super::shards::SHARD;
 use super::timer_policy::{self, Timeout};
 use super::Server;
-use crate::connection::{Connection, Phase};
 
 impl Server<'_> {
     /// Times half-open handshakes and counts the sockets still listening in shard `shard`;

@@ -3,8 +3,8 @@
 
 use timer_core::Tick;
 
+use super::connection::Phase;
 use super::Server;
-use crate::connection::Phase;
 use crate::pubsub::{KeyspaceEvents, Publication};
 use crate::resp::ReplyWriter;
 

@@ -10,6 +10,7 @@
 //! | `shards.rs` | the client sockets in shards, so no step walks them all |
 //! | `arrivals.rs` | looking at each frame before smoltcp takes it in |
 //! | `endpoints.rs` | finding a client's slot by its address and port |
+//! | `connection.rs` | one client slot: its socket, partial command, timers' state ([`ClientSlot`]) |
 //! | `client_requests.rs` | `CLIENT LIST` and `CLIENT KILL` over the connection table |
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
@@ -23,8 +24,9 @@
 mod arrivals;
 #[cfg(feature = "client-list")]
 mod client_requests;
+mod connection;
 mod dhcp;
-pub(crate) mod endpoints;
+mod endpoints;
 mod lifecycle;
 mod listeners;
 #[cfg(feature = "pubsub")]
@@ -33,7 +35,7 @@ mod serve;
 mod setup;
 mod shards;
 mod slots;
-pub(crate) mod timer_policy;
+mod timer_policy;
 mod timers;
 #[cfg(feature = "sntp")]
 pub(crate) mod wall_clock;
@@ -46,7 +48,6 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 use timer_core::{Tick, TimeoutListsOn, TimeoutSlot, TimerQueue};
 
 use crate::auth::Security;
-use crate::connection::{Connection, Phase};
 use crate::memory::Memory;
 #[cfg(not(feature = "alloc"))]
 use crate::resp::Limits;
@@ -54,6 +55,7 @@ use crate::settings::{Capacity, Settings, Timeouts};
 use crate::stats::Stats;
 use crate::store::Store;
 use arrivals::Watched;
+use connection::{Connection, Phase};
 use dhcp::{apply_address, DhcpState};
 use setup::longest_set_request;
 pub use setup::{BufferSizes, IpSetup, ServerConfig, SetupError};

@@ -3,9 +3,9 @@
 
 use timer_core::Tick;
 
+use super::connection::{Connection, Phase};
 use super::Server;
 use crate::command::{self, After, ClientName, Clock, Context, Continuation, MAX_ARGS};
-use crate::connection::{Connection, Phase};
 use crate::resp::{self, Limits, Parsed, Protocol, ReplyWriter};
 use crate::settings::Settings;
 use crate::stats::Stats;

@@ -4,10 +4,10 @@
 use smoltcp::iface::SocketStorage;
 use timer_core::TimeoutSlot;
 
+use super::connection::Connection;
 use super::endpoints::NO_SLOT;
 use super::setup::{BufferSizes, SetupError};
 use super::shards;
-use crate::connection::Connection;
 use crate::memory::{Bytes, Memory};
 
 /// One client's slot in the connection table (opaque): its socket, partial command and state.

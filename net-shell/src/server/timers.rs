@@ -3,9 +3,9 @@
 use smoltcp::socket::tcp;
 use timer_core::{Tick, TimerId, TimerQueue};
 
+use super::connection::Phase;
 use super::timer_policy::{self, Timeout};
 use super::Server;
-use crate::connection::Phase;
 
 /// Puts `timer` at `deadline` in `queue`: moved if pending, inserted with `value` if not (or
 /// if stale), cancelled for `None`. Returns the timer now pending, if any.

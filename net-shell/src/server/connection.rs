@@ -3,11 +3,11 @@
 use smoltcp::iface::SocketHandle;
 use timer_core::{Tick, TimerId};
 
+use super::endpoints::{Endpoint, NO_SLOT};
+use super::timer_policy::OpenTiming;
 use crate::command::{ClientName, Continuation};
 use crate::memory::Memory;
 use crate::resp::Protocol;
-use crate::server::endpoints::{Endpoint, NO_SLOT};
-use crate::server::timer_policy::OpenTiming;
 
 /// Where a slot is in its life.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
