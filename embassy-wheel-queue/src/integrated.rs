@@ -28,8 +28,8 @@ use crate::wheel::Wheel;
 /// **Memory.** A task's timer (deadline, two links, waker) lives in the `TimerQueueItem` that
 /// embassy-executor 0.10 keeps in every task header: this crate selects the 6-word item, the
 /// size embassy's own integrated queue asks for (24 bytes on a 32-bit target). The queue itself
-/// is 416 list heads and 13 bitmaps (13 levels of 32 slots) and the side queue: 1,832 bytes on a
-/// 32-bit target with the default 4 side-queue entries of 16 bytes (3,584 on a 64-bit host),
+/// is 416 list heads and 13 bitmaps (13 levels of 32 slots) and the side queue: 1,840 bytes on a
+/// 32-bit target with the default 4 side-queue entries of 16 bytes (3,592 on a 64-bit host),
 /// whatever the number of tasks. There is no capacity to choose, and a `static` queue is all
 /// zero bytes (`.bss`, no flash).
 ///
