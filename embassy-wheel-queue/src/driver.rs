@@ -187,6 +187,10 @@ impl<C: Counter, const FOREIGN: usize> TimeDriver<C, FOREIGN> {
 
     /// Starts time from the counter (whose current value becomes the time), arms the compare
     /// interrupt and enables it. Call it once, with the counter running.
+    ///
+    /// # Examples
+    ///
+    /// See [`TimeDriver`].
     pub fn start(&self, mut counter: C) {
         critical_section::with(|cs| {
             let mut state = self.state.borrow_ref_mut(cs);
@@ -201,6 +205,10 @@ impl<C: Counter, const FOREIGN: usize> TimeDriver<C, FOREIGN> {
 
     /// The compare interrupt's handler: counts a half period if one passed, wakes the tasks
     /// that are due and arms the compare again.
+    ///
+    /// # Examples
+    ///
+    /// See [`TimeDriver`].
     pub fn on_interrupt(&self) {
         critical_section::with(|cs| {
             let mut state = self.state.borrow_ref_mut(cs);
@@ -217,6 +225,10 @@ impl<C: Counter, const FOREIGN: usize> TimeDriver<C, FOREIGN> {
     }
 
     /// The time in ticks (0 before [`start`](Self::start)).
+    ///
+    /// # Examples
+    ///
+    /// See [`TimeDriver`].
     pub fn now(&self) -> u64 {
         critical_section::with(|cs| {
             let mut state = self.state.borrow_ref_mut(cs);
@@ -227,7 +239,12 @@ impl<C: Counter, const FOREIGN: usize> TimeDriver<C, FOREIGN> {
         })
     }
 
-    /// Schedules `waker` to be woken at tick `at` (at once if `at` has passed).
+    /// Schedules `waker` to be woken at tick `at` (at once if `at` has passed): what
+    /// `embassy_time::Timer` asks of the driver.
+    ///
+    /// # Examples
+    ///
+    /// See [`TimeDriver`], and [`IntegratedWheel::schedule_wake`], whose contract this is.
     pub fn schedule_wake(&self, at: u64, waker: &Waker) {
         critical_section::with(|cs| {
             let mut state = self.state.borrow_ref_mut(cs);

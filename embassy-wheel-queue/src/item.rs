@@ -242,6 +242,7 @@ pub(crate) mod testing {
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering};
     use std::boxed::Box;
+    use std::sync::Mutex;
     use std::vec::Vec;
 
     /// A task: its timer queue item, and how often it was woken.
@@ -251,12 +252,20 @@ pub(crate) mod testing {
         wakes: AtomicUsize,
     }
 
+    // SAFETY: a test's tasks stay on the test's thread; only `ALL_TASKS` holds them across
+    // threads, and it never touches them.
+    unsafe impl Sync for TestTask {}
+
     impl TestTask {
         /// Wake-ups so far.
         pub(crate) fn wakes(&self) -> usize {
             self.wakes.load(Ordering::Relaxed)
         }
     }
+
+    /// Every task made, so that they stay reachable: Miri's leak check then knows them for the
+    /// `'static` storage they stand for, and still reports any waker a queue forgets to drop.
+    static ALL_TASKS: Mutex<Vec<&'static TestTask>> = Mutex::new(Vec::new());
 
     /// `n` tasks, leaked (task storage lives for `'static`, as embassy's does), and a waker for
     /// each.
@@ -269,6 +278,10 @@ pub(crate) mod testing {
                 }))
             })
             .collect();
+        ALL_TASKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(&tasks);
         let wakers = tasks
             .iter()
             .map(|task| {
