@@ -12,7 +12,7 @@
 //! only what the counter shows as due; a value written after the counter passed it is caught
 //! by the driver's second reading.
 //!
-//! Only compiled here (no board attached to these machines): not run on silicon.
+//! Built in CI; not yet run on silicon.
 
 // The module (TIM2's NVIC line) and cortex-m-rt's `#[interrupt]` attribute, one name.
 use embassy_stm32::interrupt;
