@@ -226,31 +226,50 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
+    /// Whether timers are kept in blocks (from 2^19), not threaded on linked lists.
+    #[inline]
+    fn in_blocks(&self) -> bool {
+        self.blocks.block_len() > 2
+    }
+
     /// Appends timer `index` to the back of its list (not the due list: [`file`](Self::file)
     /// sorts into that). Returns its cell's position in the blocks layout.
     #[inline]
     fn push(&mut self, index: u32, deadline: Tick) -> Option<u32> {
-        let (list, level) = self.home(deadline);
-        let at = if self.blocks.block_len() > 2 {
-            let cells = self.nodes.cells_mut();
-            let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
-            self.lists[list].add_live();
-            at
+        if self.in_blocks() {
+            self.push_block_cell(index, deadline)
         } else {
-            let mut linked = self.lists[list].linked();
-            linked.push_back(self.nodes.cells_mut(), index);
-            self.lists[list] = Chain::from_linked(linked);
-            0
-        };
+            self.push_linked(index, deadline);
+            Some(0)
+        }
+    }
+
+    /// [`push`](Self::push) in the blocks layout.
+    #[inline]
+    fn push_block_cell(&mut self, index: u32, deadline: Tick) -> Option<u32> {
+        let (list, level) = self.home(deadline);
+        let cells = self.nodes.cells_mut();
+        let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
+        self.lists[list].add_live();
         self.occupy(list, level, deadline);
         Some(at)
+    }
+
+    /// [`push`](Self::push) in the linked layout.
+    #[inline]
+    fn push_linked(&mut self, index: u32, deadline: Tick) {
+        let (list, level) = self.home(deadline);
+        let mut linked = self.lists[list].linked();
+        linked.push_back(self.nodes.cells_mut(), index);
+        self.lists[list] = Chain::from_linked(linked);
+        self.occupy(list, level, deadline);
     }
 
     /// Makes sure a new cell can be filed: compacts when free blocks run low. `false` only if a
     /// wheel that is not full has no room, which its block size rules out.
     #[inline]
     fn make_room(&mut self) -> bool {
-        if self.blocks.block_len() <= 2 {
+        if !self.in_blocks() {
             return true;
         }
         if self.blocks.available() <= self.blocks.low_water() {
@@ -262,20 +281,26 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// Files timer `index` (already in its handle, due at `deadline`) where it belongs: at the
     /// back of its level list, or into the due list in deadline order. Requires
     /// [`make_room`](Self::make_room) first.
+    #[inline]
     fn file(&mut self, index: u32, deadline: Tick) {
+        if !self.in_blocks() {
+            if deadline >= self.elapsed {
+                self.push_linked(index, deadline);
+            } else {
+                let mut due = self.lists[DUE].linked();
+                due.insert_sorted(self.nodes.cells_mut(), index);
+                self.lists[DUE] = Chain::from_linked(due);
+            }
+            return;
+        }
         let at = if deadline >= self.elapsed {
             // After every due timer (all due at or before `elapsed`), or on a level.
-            self.push(index, deadline)
-        } else if self.blocks.block_len() > 2 {
+            self.push_block_cell(index, deadline)
+        } else {
             let cells = self.nodes.cells_mut();
             self.lists[DUE].insert_before(cells, &mut self.blocks, index, |cells, other| {
                 node(cells, other).is_some_and(|n| n.deadline() > deadline)
             })
-        } else {
-            let mut due = self.lists[DUE].linked();
-            due.insert_sorted(self.nodes.cells_mut(), index);
-            self.lists[DUE] = Chain::from_linked(due);
-            Some(0)
         };
         match (at, node_mut(self.nodes.cells_mut(), index)) {
             (Some(at), Some(node)) => node.position = at,
@@ -342,7 +367,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.lists[DUE] = taken;
             return;
         }
-        if self.blocks.block_len() > 2 {
+        if self.in_blocks() {
             self.cascade_blocks(taken);
         } else if let Some(tail) = taken.linked().tail() {
             // Walk the detached list reading each node's successor before the node is relinked:
@@ -351,7 +376,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             loop {
                 let cells = self.nodes.cells();
                 let (next, deadline) = (cells.next(at), cells.key(at));
-                self.push(at, deadline);
+                self.push_linked(at, deadline);
                 if at == tail {
                     break;
                 }
@@ -404,7 +429,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// The first live timer on the due list, dropping stale cells before it.
     #[inline]
     fn due_front(&mut self) -> Option<u32> {
-        if self.blocks.block_len() <= 2 {
+        if !self.in_blocks() {
             return self.lists[DUE].linked().head(self.nodes.cells());
         }
         let cells = self.nodes.cells_mut();
@@ -430,7 +455,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// Removes timer `index`, the due list's first live one.
     #[inline]
     fn pop_due_front(&mut self, index: u32) {
-        if self.blocks.block_len() > 2 {
+        if self.in_blocks() {
             self.lists[DUE].pop_front(self.nodes.cells_mut(), &mut self.blocks);
         } else {
             let mut due = self.lists[DUE].linked();
@@ -455,7 +480,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
             match self.next_expiration() {
                 Some(next) if next.start <= now => {
-                    if self.blocks.block_len() > 2 && self.blocks.available() < chain::RESERVE {
+                    if self.in_blocks() && self.blocks.available() < chain::RESERVE {
                         self.compact();
                     }
                     self.process(next);
@@ -471,7 +496,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 
     /// Removes the first live timer of `list` (dropping stale cells before it), for draining.
     fn pop_front_of(&mut self, list: usize) -> Option<u32> {
-        if self.blocks.block_len() <= 2 {
+        if !self.in_blocks() {
             let mut linked = self.lists[list].linked();
             let index = linked.pop_front(self.nodes.cells_mut());
             self.lists[list] = Chain::from_linked(linked);
@@ -494,7 +519,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             return Err(Full(value));
         }
         self.blocks.init(self.capacity());
-        if !self.make_room() {
+        if self.in_blocks() && !self.make_room() {
             return Err(Full(value));
         }
         let id = self
@@ -517,7 +542,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
         let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
         let deadline = self.nodes.cells().key(index);
-        if self.blocks.block_len() <= 2 {
+        if !self.in_blocks() {
             self.unfile_linked(index, deadline);
         } else {
             self.unfile_blocks(deadline);
@@ -533,7 +558,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         let old = node.deadline();
         node.set_deadline(deadline);
         let index = id.slot();
-        if self.blocks.block_len() <= 2 {
+        if !self.in_blocks() {
             self.unfile_linked(index, old);
         } else if self.make_room() {
             self.unfile_blocks(old);
@@ -566,7 +591,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             return None;
         }
         let cells = self.nodes.cells();
-        let due = if self.blocks.block_len() > 2 {
+        let due = if self.in_blocks() {
             self.lists[DUE]
                 .cells_in_order(cells, &self.blocks)
                 .find_map(|(index, at)| live_deadline(cells, index, at))
@@ -603,7 +628,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             for slot in self.levels[number].occupied() {
                 let list = number * SLOTS + slot;
                 found = self.pop_front_of(list);
-                let emptied = if self.blocks.block_len() > 2 {
+                let emptied = if self.in_blocks() {
                     found.is_none() || self.lists[list].remove_live()
                 } else {
                     self.lists[list].is_empty()
@@ -617,7 +642,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             }
         }
         let (id, node) = self.nodes.release_with_id(found?)?;
-        if self.nodes.len() == 0 && self.blocks.block_len() > 2 {
+        if self.nodes.len() == 0 && self.in_blocks() {
             // Nothing pending: drop whatever stale cells remain, all blocks free again.
             self.lists = [Chain::EMPTY; LISTS];
             self.levels = [Level::EMPTY; LEVELS];

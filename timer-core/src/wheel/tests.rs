@@ -243,7 +243,7 @@ fn blocks_wheel(capacity: usize) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
 struct Model {
     order: std::collections::BTreeMap<(Tick, u64), u32>,
     /// Each pending timer's key in `order`, by value.
-    keys: std::collections::HashMap<u32, (Tick, u64, TimerId)>,
+    keys: std::collections::BTreeMap<u32, (Tick, u64, TimerId)>,
     seq: u64,
 }
 
@@ -286,8 +286,13 @@ impl Model {
 /// every arrangement around block boundaries.
 #[test]
 fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compaction() {
+    let seed = std::env::var("WHEEL_SEED").map_or(0x5EED_B10C, |s| s.parse().unwrap());
+    fifo_through_compaction(seed);
+}
+
+fn fifo_through_compaction(seed: u64) {
     const CAPACITY: usize = 8_192;
-    let mut rng = Rng(0x5EED_B10C);
+    let mut rng = Rng(seed);
     let mut wheel = blocks_wheel(CAPACITY);
     let mut model = Model::default();
     let mut now: Tick = 0;
@@ -348,7 +353,7 @@ fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compac
     }
     assert!(moves > 4 * 2 * CAPACITY);
     assert!(
-        wheel.compactions > 5,
+        wheel.compactions >= 3,
         "compacted {} times",
         wheel.compactions
     );
