@@ -1,8 +1,8 @@
-//! Experiment (issue 8, item 3): a hierarchical wheel whose slots keep their timers in blocks
-//! of [`K`] entries, moved on every cascade, instead of one linked node per timer. It measures
-//! how much "slots that store timers in small contiguous blocks, so cascading and expiry stream
-//! through memory" can gain before any of it goes into timer-core. Opt in with
-//! `TIMER_BENCH_QUEUES=...,blocks`.
+//! Experiment: a hierarchical wheel whose slots keep their timers in blocks of [`K`] entries,
+//! moved on every cascade, instead of one linked node per timer. It measures how much "slots
+//! that store timers in small contiguous blocks, so cascading and expiry stream through memory"
+//! can gain before any of it goes into timer-core. Opt in with `TIMER_BENCH_QUEUES=...,blocks`;
+//! the [`Contender`] impl at the end is its adapter.
 //!
 //! Layout: a handle table `(generation, position, value)`, 12 bytes per timer; entries
 //! `(deadline, handle)`, 8 bytes, in blocks of `K`; each slot's list a doubly linked chain of
@@ -33,6 +33,8 @@
 //!   memory table counts them). No `[Slot; N]` of 24 bytes a timer holds that spare
 //!   room for a small `N` whose timers spread over many slots, so exact capacity at 24 bytes a
 //!   timer is out of reach with fixed-size blocks.
+
+use crate::contender::Contender;
 
 /// Entries per block.
 pub const K: usize = 32;
@@ -429,5 +431,30 @@ impl BlockWheel {
                 }
             }
         }
+    }
+}
+
+impl Contender for BlockWheel {
+    type Handle = BlockId;
+
+    #[inline]
+    fn insert(&mut self, deadline: u64, value: u32) -> BlockId {
+        BlockWheel::insert(self, deadline, value)
+    }
+
+    #[inline]
+    fn cancel(&mut self, id: BlockId) {
+        BlockWheel::cancel(self, id);
+    }
+
+    #[inline]
+    fn reschedule(&mut self, id: BlockId, deadline: u64) -> BlockId {
+        BlockWheel::reschedule(self, id, deadline);
+        id
+    }
+
+    #[inline]
+    fn expire(&mut self, now: u64, fired: &mut impl FnMut(u32)) {
+        BlockWheel::expire(self, now, fired);
     }
 }
