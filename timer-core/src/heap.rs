@@ -89,9 +89,9 @@ pub type TimerHeap<T, const N: usize, const D: usize = 4> = TimerHeapOn<T, [Heap
 ///
 /// O(log n) insert, cancel and reschedule (each timer's handle knows its heap position, so
 /// cancel needs no search and no lazy deletion), O(1) next deadline, which is always exact.
-/// Equal deadlines fire in insertion order. The arity is a parameter so it can be measured: the
-/// benchmark in `host-tests` runs `D = 2` and `D = 4` side by side, and 4 won (see the
-/// repository README).
+/// Equal deadlines fire in insertion order. The arity is a parameter so that it can be compared:
+/// the `timer_peers` benchmark in `host-tests` runs `D = 2` and `D = 4` side by side, and the
+/// default is the one that was faster there (its results file has the runs).
 ///
 /// The heap array holds the timers themselves, values included, so a sift moves values too:
 /// cheap for small values (a handle, an index), the intended use.
