@@ -115,6 +115,23 @@ pub struct TimerWheelOn<T, S> {
     compactions: usize,
 }
 
+impl<T, S> TimerWheelOn<T, S> {
+    /// An empty wheel at time 0 over `nodes`: the one place the fields are set, `const` so that
+    /// [`TimerWheel::new`] can use it.
+    const fn over(nodes: Arena<WheelSlot<T>, S>) -> Self {
+        Self {
+            nodes,
+            blocks: Blocks::EMPTY,
+            levels: [Level::EMPTY; LEVELS],
+            lists: [Chain::EMPTY; LISTS],
+            elapsed: 0,
+            check_from: 0,
+            #[cfg(test)]
+            compactions: 0,
+        }
+    }
+}
+
 impl<T, const N: usize> Default for TimerWheel<T, N> {
     fn default() -> Self {
         Self::new()
@@ -125,16 +142,7 @@ impl<T, const N: usize> TimerWheel<T, N> {
     /// An empty wheel of `N` timers at time 0: all zero bytes, and `const`, so it can live in a
     /// `static` (in `.bss`).
     pub const fn new() -> Self {
-        Self {
-            nodes: Arena::new(),
-            blocks: Blocks::EMPTY,
-            levels: [Level::EMPTY; LEVELS],
-            lists: [Chain::EMPTY; LISTS],
-            elapsed: 0,
-            check_from: 0,
-            #[cfg(test)]
-            compactions: 0,
-        }
+        Self::over(Arena::new())
     }
 }
 
@@ -173,16 +181,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// assert!(wheel.is_full());
     /// ```
     pub fn with_storage(storage: S) -> Self {
-        Self {
-            nodes: Arena::with_storage(storage),
-            blocks: Blocks::EMPTY,
-            levels: [Level::EMPTY; LEVELS],
-            lists: [Chain::EMPTY; LISTS],
-            elapsed: 0,
-            check_from: 0,
-            #[cfg(test)]
-            compactions: 0,
-        }
+        Self::over(Arena::with_storage(storage))
     }
 
     /// [`with_storage`](Self::with_storage), but keeping the timers in blocks at any capacity
@@ -232,19 +231,8 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.blocks.block_len() > 2
     }
 
-    /// Appends timer `index` to the back of its list (not the due list: [`file`](Self::file)
-    /// sorts into that). Returns its cell's position in the blocks layout.
-    #[inline]
-    fn push(&mut self, index: u32, deadline: Tick) -> Option<u32> {
-        if self.in_blocks() {
-            self.push_block_cell(index, deadline)
-        } else {
-            self.push_linked(index, deadline);
-            Some(0)
-        }
-    }
-
-    /// [`push`](Self::push) in the blocks layout.
+    /// Appends timer `index` to the back of its list in the blocks layout (not the due list:
+    /// [`file`](Self::file) sorts into that). Returns its cell's position.
     #[inline]
     fn push_block_cell(&mut self, index: u32, deadline: Tick) -> Option<u32> {
         let (list, level) = self.home(deadline);
@@ -255,7 +243,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         Some(at)
     }
 
-    /// [`push`](Self::push) in the linked layout.
+    /// Appends timer `index` to the back of its list in the linked layout (not the due list).
     #[inline]
     fn push_linked(&mut self, index: u32, deadline: Tick) {
         let (list, level) = self.home(deadline);
@@ -410,12 +398,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 let i = live.trailing_zeros() as usize;
                 live &= live - 1;
                 let (index, deadline) = (block[i], deadlines[i]);
-                let to = match self.push(index, deadline) {
+                let to = match self.push_block_cell(index, deadline) {
                     Some(to) => to,
                     None => {
                         // The reserve makes this unreachable; compacting would still make room.
                         self.compact();
-                        match self.push(index, deadline) {
+                        match self.push_block_cell(index, deadline) {
                             Some(to) => to,
                             None => unreachable!("timer-core: a cascade found no free block"),
                         }
