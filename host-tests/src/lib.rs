@@ -18,6 +18,8 @@ pub mod reply;
 
 pub mod resp_check;
 
+pub mod shell_group;
+
 pub mod sim;
 
 pub mod store_check;
