@@ -67,10 +67,10 @@ impl Config {
                         .unwrap_or_else(|| panic!("TIMER_BENCH_QUEUES: `{s}` is not a queue"))
                 })
                 .collect(),
-            // The experiment runs only when asked for by name.
+            // The experiments run only when asked for by name.
             None => Kind::ALL
                 .into_iter()
-                .filter(|&k| k != Kind::Blocks)
+                .filter(|&k| !matches!(k, Kind::Blocks | Kind::WheelInBlocks))
                 .collect(),
         };
         let reps = env("TIMER_BENCH_REPS")

@@ -11,7 +11,7 @@ use crate::delay_queue::{paused_runtime, DelayQueuePeer};
 use crate::hhwt_cancellable::HhwtCancellable;
 use crate::hhwt_quad::HhwtQuad;
 use crate::lazy_heap::LazyHeap;
-use crate::ours::{our_heap, our_wheel};
+use crate::ours::{our_heap, our_wheel, our_wheel_in_blocks};
 use crate::workloads::{Input, Outcome};
 
 /// What the workloads need from a queue. Values are `u32`; every handle passed in is live.
@@ -61,10 +61,13 @@ pub enum Kind {
     HhwtQuad,
     /// `block_wheel.rs`: an experiment, neither ours nor a peer.
     Blocks,
+    /// Our wheel made to keep its timers in blocks below 2^19 too: for choosing that
+    /// threshold, run only when named.
+    WheelInBlocks,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Wheel,
         Kind::Heap4,
         Kind::Heap2,
@@ -74,6 +77,7 @@ impl Kind {
         Kind::HhwtCancellable,
         Kind::HhwtQuad,
         Kind::Blocks,
+        Kind::WheelInBlocks,
     ];
 
     pub const PEERS: [Kind; 5] = [
@@ -95,6 +99,7 @@ impl Kind {
             Kind::HhwtCancellable => "hhwt",
             Kind::HhwtQuad => "hhwtquad",
             Kind::Blocks => "blocks",
+            Kind::WheelInBlocks => "wheelblocks",
         }
     }
 
@@ -109,11 +114,15 @@ impl Kind {
             Kind::HhwtCancellable => "hhwt cancellable",
             Kind::HhwtQuad => "hhwt quad + gen. slab",
             Kind::Blocks => "block wheel (experiment)",
+            Kind::WheelInBlocks => "TimerWheel, blocks at any size",
         }
     }
 
     pub fn ours(self) -> bool {
-        matches!(self, Kind::Wheel | Kind::Heap4 | Kind::Heap2)
+        matches!(
+            self,
+            Kind::Wheel | Kind::WheelInBlocks | Kind::Heap4 | Kind::Heap2
+        )
     }
 }
 
@@ -134,6 +143,7 @@ fn run_sized<const N: usize>(kind: Kind, input: &Input) -> Outcome {
         Kind::HhwtCancellable => input.run(&mut HhwtCancellable::new()),
         Kind::HhwtQuad => input.run(&mut HhwtQuad::prefaulted(N)),
         Kind::Blocks => input.run(&mut BlockWheel::new(N)),
+        Kind::WheelInBlocks => input.run(&mut our_wheel_in_blocks(N)),
     }
 }
 

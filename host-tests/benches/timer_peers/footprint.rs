@@ -11,7 +11,7 @@ use crate::delay_queue::{paused_runtime, DelayQueuePeer};
 use crate::hhwt_cancellable::HhwtCancellable;
 use crate::hhwt_quad::HhwtQuad;
 use crate::lazy_heap::LazyHeap;
-use crate::ours::{our_heap, our_slot_bytes, our_wheel};
+use crate::ours::{our_heap, our_slot_bytes, our_wheel, our_wheel_in_blocks};
 use crate::workloads::{idle_touch, Input, Workload};
 
 /// Heap bytes per live timer: after inserting n (W1's deadlines), and at the peak of W2.
@@ -51,6 +51,7 @@ fn footprint<C: Contender>(
 fn footprint_sized<const N: usize>(kind: Kind, deadlines: &[u64], picks: &[u32]) -> Footprint {
     match kind {
         Kind::Wheel => footprint(|| our_wheel(N), N, deadlines, picks),
+        Kind::WheelInBlocks => footprint(|| our_wheel_in_blocks(N), N, deadlines, picks),
         Kind::Heap4 => footprint(|| our_heap::<4>(N), N, deadlines, picks),
         Kind::Heap2 => footprint(|| our_heap::<2>(N), N, deadlines, picks),
         Kind::LazyBinaryHeap => footprint(|| LazyHeap::with_capacity(N, N), N, deadlines, picks),

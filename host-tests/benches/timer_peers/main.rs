@@ -15,7 +15,9 @@
 //! - `TIMER_BENCH_WORKLOADS=w1,w3`: workloads (default all four);
 //! - `TIMER_BENCH_QUEUES=wheel,btreemap`: queues, any of wheel, heap4, heap2, binaryheap,
 //!   btreemap, delayqueue, hhwt, hhwtquad (default all of these; the ratio needs at least one
-//!   peer), and `blocks`, an experiment that runs only when named (`block_wheel.rs`);
+//!   peer); and two that run only when named: `blocks`, an experiment (`block_wheel.rs`), and
+//!   `wheelblocks`, our wheel keeping its timers in blocks below 2^19 as well, which shows why
+//!   it does not;
 //! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 5 for n <= 100,000, 3 above);
 //! - `TIMER_BENCH_MEMORY=0`: skip the memory table.
 //!

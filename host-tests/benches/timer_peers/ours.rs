@@ -20,6 +20,14 @@ pub fn our_wheel(n: usize) -> Ours<OurWheel> {
     ))
 }
 
+/// [`our_wheel`] with its timers in blocks at any size where they fit (from about 7,400 timers),
+/// not only from 2^19.
+pub fn our_wheel_in_blocks(n: usize) -> Ours<OurWheel> {
+    Ours(TimerWheelOn::with_storage_in_blocks(
+        (0..n).map(|_| WheelSlot::new()).collect(),
+    ))
+}
+
 pub fn our_heap<const D: usize>(n: usize) -> Ours<OurHeap<D>> {
     Ours(TimerHeapOn::with_storage(
         (0..n).map(|_| HeapSlot::new()).collect(),
@@ -55,7 +63,7 @@ impl<Q: TimerQueue<u32>> Contender for Ours<Q> {
 /// queue proper, exact and fixed.
 pub fn our_bytes_per_slot(kind: Kind, n: usize) -> f64 {
     let (slot, queue) = match kind {
-        Kind::Wheel => (size_of::<WheelSlot<u32>>(), size_of::<OurWheel>()),
+        Kind::Wheel | Kind::WheelInBlocks => (size_of::<WheelSlot<u32>>(), size_of::<OurWheel>()),
         Kind::Heap4 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<4>>()),
         Kind::Heap2 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<2>>()),
         _ => return f64::NAN,
@@ -66,7 +74,7 @@ pub fn our_bytes_per_slot(kind: Kind, n: usize) -> f64 {
 /// Our queue's slot bytes per timer: what the allocator sees of it.
 pub fn our_slot_bytes(kind: Kind) -> f64 {
     match kind {
-        Kind::Wheel => size_of::<WheelSlot<u32>>() as f64,
+        Kind::Wheel | Kind::WheelInBlocks => size_of::<WheelSlot<u32>>() as f64,
         Kind::Heap4 | Kind::Heap2 => size_of::<HeapSlot<u32>>() as f64,
         _ => f64::NAN,
     }
