@@ -368,6 +368,10 @@ pub enum Step {
         /// Replies expected beyond one per request.
         pushed: usize,
     },
+    /// `PING` on a subscribed connection, and every message that came before its reply: the
+    /// messages each server published since the last look, compared byte for byte and in
+    /// order, however many each sent.
+    Messages(usize),
 }
 
 /// A named list of steps, run on a fresh connection to each server after `FLUSHALL`.
@@ -503,6 +507,14 @@ impl Script {
             requests,
             pushed,
         });
+        self
+    }
+
+    /// Reads what connection `conn` (subscribed) was sent since the last look: see
+    /// [`Step::Messages`].
+    #[must_use]
+    pub fn messages(mut self, conn: usize) -> Self {
+        self.steps.push(Step::Messages(conn));
         self
     }
 
@@ -683,6 +695,30 @@ impl<'m> Shell<'m> {
     }
 }
 
+/// Whether a reply is a pub/sub message (`message`, `pmessage`), in RESP2 or RESP3.
+fn is_message(reply: &[u8]) -> bool {
+    let body = reply
+        .strip_prefix(b"*")
+        .or_else(|| reply.strip_prefix(b">"))
+        .unwrap_or_default();
+    body.starts_with(b"3\r\n$7\r\nmessage\r\n") || body.starts_with(b"4\r\n$8\r\npmessage\r\n")
+}
+
+/// Sends `PING` through `exchange` (given the requests and how many replies to wait for),
+/// then takes replies until one is not a message: the messages, then `PING`'s reply.
+fn messages_then_pong(
+    mut exchange: impl FnMut(&[Vec<u8>]) -> Result<Vec<Vec<u8>>, String>,
+) -> Result<Vec<Vec<u8>>, String> {
+    let mut got = exchange(&[crate::sim::encode(&[b"PING"])])?;
+    for _ in 0..10_000 {
+        if got.last().is_some_and(|reply| !is_message(reply)) {
+            return Ok(got);
+        }
+        got.extend(exchange(&[])?);
+    }
+    Err("no end to the messages".into())
+}
+
 /// Runs `SCAN cursor <options>` through `exchange` until the cursor comes back to 0; the keys
 /// met, in order.
 fn scan_all(
@@ -820,6 +856,30 @@ pub fn run_scripts(
                             redis: format!("{theirs_sorted:?}"),
                             shell: format!("{ours:?}"),
                             why: "different keys over a whole scan".into(),
+                        });
+                    }
+                    continue;
+                }
+                Step::Messages(conn) => {
+                    let conn = *conn;
+                    open(shell, &mut conns, &mut tally, conn)?;
+                    let (r, s) = &mut conns[conn];
+                    let s = *s;
+                    let theirs = messages_then_pong(|req| r.exchange(req, 1))?;
+                    let ours = messages_then_pong(|req| shell.exchange(s, req, 1))?;
+                    for i in 0..theirs.len().max(ours.len()) {
+                        let (rb, sb) = (theirs.get(i), ours.get(i));
+                        if rb == sb {
+                            tally.exact += 1;
+                            continue;
+                        }
+                        let shown = |b: Option<&Vec<u8>>| b.map_or("(nothing)".into(), |b| show(b));
+                        tally.mismatches.push(Mismatch {
+                            at: format!("{} ({protocol}) step {} #{}", script.name, index, i),
+                            request: format!("(message {} before PING's reply)", i + 1),
+                            redis: shown(rb),
+                            shell: shown(sb),
+                            why: "messages differ".into(),
                         });
                     }
                     continue;

@@ -1162,6 +1162,169 @@ fn pubsub() -> Vec<Script> {
     ]
 }
 
+/// Keyspace events: connection 1 listens on every keyspace and keyevent channel, and after
+/// each command of connection 0 the messages it got are compared, all of them, in order.
+fn keyspace_events() -> Vec<Script> {
+    let watched = |name: &str, classes: &str, commands: &[&str]| {
+        let mut script = Script::new(name)
+            .run(&[&format!("CONFIG SET notify-keyspace-events {classes}")])
+            .on(1, &["PSUBSCRIBE __key*__:*"], 0);
+        for command in commands {
+            script = script.run(&[command]).messages(1);
+        }
+        script.run(&["CONFIG SET notify-keyspace-events ''"])
+    };
+    let strings = [
+        "SET a 1",
+        "SET a 2 EX 100",
+        "SET a 3 GET",
+        "SET b 1 GET",
+        "SET b 2 NX",
+        "SET b 2 XX GET",
+        "SET c 1 XX",
+        "SET c 1 KEEPTTL",
+        "SET a 1 KEEPTTL",
+        "GET zz",
+        "GET a",
+        "GETSET c 1",
+        "SETNX c 2",
+        "SETNX d 2",
+        "MSET e 1 f 2",
+        "MSETNX g 1 e 2",
+        "MSETNX g 1 h 2",
+        "MGET zz e yy",
+        "GETDEL a",
+        "GETDEL a",
+        "GETEX c EX 100",
+        "GETEX c PERSIST",
+        "GETEX c PERSIST",
+        "GETEX zz",
+        "GETEX c",
+        "SETEX s 100 1",
+        "PSETEX s 100000 1",
+        "SETEX s 0 1",
+        "INCR n",
+        "INCRBY n 2",
+        "DECR n",
+        "DECRBY n 3",
+        "INCR e",
+        "SET t abc",
+        "INCR t",
+        "INCRBYFLOAT fl 1.5",
+        "INCRBYFLOAT fl 0",
+        "INCRBYFLOAT t 1",
+        "APPEND ap x",
+        "APPEND ap y",
+        "APPEND ap ''",
+        "APPEND ap2 ''",
+        "SETRANGE sr 2 x",
+        "SETRANGE sr 0 ''",
+        "SETRANGE sr9 0 ''",
+        "SETRANGE sr 0 y",
+        "STRLEN zz",
+        "STRLEN sr",
+        "GETRANGE zz 0 1",
+        "SUBSTR zz 0 1",
+        "LCS zz yy",
+        "LCS sr ap",
+    ];
+    let bits = [
+        "SETBIT sb 3 1",
+        "SETBIT sb 3 1",
+        "SETBIT sb 3 0",
+        "SETBIT sb 3 0",
+        "SETBIT sb 100 0",
+        "GETBIT zz 1",
+        "GETBIT sb 1",
+        "BITCOUNT zz",
+        "BITPOS zz 1",
+        "BITOP AND bo sb zz",
+        "BITOP OR bo zz yy",
+        "BITOP OR bo2 zz yy",
+        "BITOP NOT sb sb",
+    ];
+    let keys = [
+        "SET e 1",
+        "SET f 1",
+        "EXISTS zz e zz",
+        "TOUCH zz e",
+        "TYPE zz",
+        "TYPE e",
+        "TTL zz",
+        "PTTL zz",
+        "EXPIRETIME zz",
+        "PEXPIRETIME zz",
+        "OBJECT ENCODING zz",
+        "EXPIRE e 100",
+        "EXPIRE e 100 NX",
+        "PEXPIRE e 1000 GT",
+        "EXPIRE e 200 GT",
+        "EXPIRE e -1",
+        "EXPIRE zz 10",
+        "PERSIST f",
+        "EXPIRE f 100",
+        "PERSIST f",
+        "PEXPIREAT f 1",
+        "SET f 1",
+        "EXPIREAT f 1 GT",
+        "RENAME f f",
+        "RENAME f f2",
+        "SET f3 x",
+        "RENAME f2 f3",
+        "RENAMENX f3 f4",
+        "SET f5 x",
+        "RENAMENX f4 f5",
+        "RENAME zz zz2",
+        "COPY f4 f5",
+        "COPY f4 f5 REPLACE",
+        "COPY f4 f6",
+        "COPY zz q",
+        "COPY f4 f4",
+        "DEL f4 f5 zz f6",
+        "UNLINK f3 f5",
+        "SET x 1 EX 100 NX",
+        "SET x 1 PX 100000 XX",
+        "FLUSHALL",
+        "SET q 1",
+        "FLUSHDB",
+        "RANDOMKEY",
+        "DBSIZE",
+    ];
+    vec![
+        watched("keyspace events: strings", "KEAmn", &strings),
+        watched("keyspace events: bitmaps", "KEAmn", &bits),
+        watched("keyspace events: keys", "KEAmn", &keys),
+        // Only some classes on, and only one of K and E.
+        watched("keyspace events: only $", "K$", &strings[..20]),
+        watched("keyspace events: only g and n", "Egn", &keys),
+        watched("keyspace events: only m", "Km", &strings[..20]),
+        watched(
+            "keyspace events: classes but neither K nor E",
+            "Amn",
+            &strings[..10],
+        ),
+        // A key past its deadline: `expired` when its time runs out, or when a command
+        // finds it first, before the command's own events.
+        Script::new("keyspace events: expired")
+            .run(&["CONFIG SET notify-keyspace-events KEAmn"])
+            .on(1, &["PSUBSCRIBE __key*__:*"], 0)
+            .run(&["SET soon v PX 20", "SET later v PX 60000"])
+            .messages(1)
+            .sleep(300)
+            .messages(1)
+            .run(&["GET soon", "SET later v2 KEEPTTL", "DEL later"])
+            .messages(1)
+            // A time already past: Redis keeps the key until it next looks; here it is gone
+            // at once. Either way `expired` follows `new`, `set` and `expire`.
+            .run(&["SET past v PXAT 1"])
+            .sleep(300)
+            .messages(1)
+            .run(&["MULTI", "SET m 1", "INCR m", "DEL m", "EXEC"])
+            .messages(1)
+            .run(&["CONFIG SET notify-keyspace-events ''"]),
+    ]
+}
+
 /// A random script of `steps` commands over five keys, pipelined in random runs.
 fn random_mix(rng: &mut Draw<'_>, steps: usize) -> Script {
     let keys = ["k0", "k1", "k2", "k3", "k4"];
@@ -1272,6 +1435,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(transactions());
     scripts.extend(client_list_and_kill());
     scripts.extend(pubsub());
+    scripts.extend(keyspace_events());
     // Every script in RESP2, then again with both connections switched to RESP3.
     let mut tally = run_scripts(&redis, &mut shell, &scripts, false).expect("both servers answer");
     let resp3 = run_scripts(&redis, &mut shell, &scripts, true).expect("both servers answer");

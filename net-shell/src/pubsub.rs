@@ -37,19 +37,29 @@ impl KeyspaceEvents {
     pub const NONE: Self = Self(0);
     const KEYSPACE: u16 = 1 << 0;
     const KEYEVENT: u16 = 1 << 1;
+    /// `g`: generic commands (`DEL`, `EXPIRE`, `RENAME`, `COPY`, …).
+    pub const GENERIC: u16 = 1 << 2;
+    /// `$`: string commands.
+    pub const STRING: u16 = 1 << 3;
+    /// `l`: list commands.
+    pub const LIST: u16 = 1 << 4;
+    /// `h`: hash commands.
+    pub const HASH: u16 = 1 << 6;
     /// `x`: a key removed when its time to live ran out.
     pub const EXPIRED: u16 = 1 << 8;
     /// `A`: every class but `m` and `n` (Redis 7.0's `NOTIFY_ALL`).
     const ALL: u16 = 0b11_1111_1111 << 2;
-    const KEY_MISS: u16 = 1 << 12;
-    const NEW: u16 = 1 << 13;
+    /// `m`: a read found no key (`keymiss`); not part of `A`.
+    pub const KEY_MISS: u16 = 1 << 12;
+    /// `n`: a key was created (`new`); not part of `A`.
+    pub const NEW: u16 = 1 << 13;
     /// The classes in the order Redis writes them (`keyspaceEventsFlagsToString`).
     const CLASSES: [(u8, u16); 10] = [
-        (b'g', 1 << 2),
-        (b'$', 1 << 3),
-        (b'l', 1 << 4),
+        (b'g', Self::GENERIC),
+        (b'$', Self::STRING),
+        (b'l', Self::LIST),
         (b's', 1 << 5),
-        (b'h', 1 << 6),
+        (b'h', Self::HASH),
         (b'z', 1 << 7),
         (b'x', Self::EXPIRED),
         (b'e', 1 << 9),

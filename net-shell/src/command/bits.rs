@@ -1,6 +1,7 @@
 //! The bitmap commands (Redis' `bitops.c`): strings as arrays of bits, the most significant
 //! bit of the first byte first.
 
+use super::events::Class;
 use super::{error, integer, is, Context, Reply, ReplyWriter, NOT_INTEGER, SYNTAX};
 use crate::decimal::parse_i64;
 use crate::store::Ttl;
@@ -35,6 +36,7 @@ pub(crate) fn getbit(
     let Some(offset) = bit_offset(argv[2], PROTO_MAX_BULK_LEN) else {
         return error(out, BAD_OFFSET);
     };
+    ctx.read(argv[1]);
     let value = ctx.store.get(argv[1], ctx.clock.now).unwrap_or_default();
     integer(out, i64::from(bit(value, offset)))
 }
@@ -55,9 +57,12 @@ pub(crate) fn setbit(
         _ => return error(out, "ERR bit is not an integer or out of range"),
     };
     let (key, now) = (argv[1], ctx.clock.now);
+    let made = ctx.makes(key);
     let old = ctx.store.get(key, now).unwrap_or_default();
     let was = bit(old, offset);
     let len = old.len().max((offset >> 3) as usize + 1);
+    // Redis publishes `setbit` only when the string changed: a bit flipped, or it grew.
+    let changed = was != on || len > old.len();
     let Some(room) = out.spare_for(len) else {
         return error(out, BAD_OFFSET);
     };
@@ -67,7 +72,12 @@ pub(crate) fn setbit(
     let byte = &mut room[(offset >> 3) as usize];
     *byte = if on { *byte | mask } else { *byte & !mask };
     match ctx.store.set(key, &out.spare()[..len], Ttl::Keep, now) {
-        Ok(()) => integer(out, i64::from(was)),
+        Ok(()) => {
+            if changed {
+                ctx.written(made, Class::String, "setbit", key);
+            }
+            integer(out, i64::from(was))
+        }
         Err(e) => super::store_error(ctx, out, e),
     }
 }
@@ -117,6 +127,7 @@ pub(crate) fn bitcount(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
+    ctx.read(argv[1]);
     let Some(value) = ctx.store.get(argv[1], ctx.clock.now) else {
         return integer(out, 0);
     };
@@ -154,6 +165,7 @@ pub(crate) fn bitpos(
         Some(_) => return error(out, "ERR The bit argument must be 1 or 0."),
         None => return error(out, NOT_INTEGER),
     };
+    ctx.read(argv[1]);
     let Some(value) = ctx.store.get(argv[1], ctx.clock.now) else {
         return integer(out, if wanted { -1 } else { 0 });
     };
@@ -216,10 +228,13 @@ pub(crate) fn bitop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         |ctx: &mut Context<'_, '_>, key: &[u8]| ctx.store.get(key, now).map_or(0, <[u8]>::len);
     let mut len = 0;
     for key in sources {
+        ctx.read(key);
         len = len.max(len_of(ctx, key));
     }
     if len == 0 {
-        ctx.store.delete(target, now);
+        if ctx.store.delete(target, now) {
+            ctx.notify(Class::Generic, "del", target);
+        }
         return integer(out, 0);
     }
     let Some(result) = out.spare_for(len) else {
@@ -241,11 +256,15 @@ pub(crate) fn bitop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
             };
         }
     }
+    let made = ctx.makes(target);
     match ctx
         .store
         .set(target, &out.spare()[..len], Ttl::Persist, now)
     {
-        Ok(()) => integer(out, len as i64),
+        Ok(()) => {
+            ctx.written(made, Class::String, "set", target);
+            integer(out, len as i64)
+        }
         Err(e) => super::store_error(ctx, out, e),
     }
 }

@@ -1,5 +1,6 @@
 //! The keyspace commands (Redis' `db.c` and `expire.c`).
 
+use super::events::Class;
 use super::expiry::{self, Unit, When};
 use super::{error, error_fmt, integer, is, Context, Reply, ReplyWriter, Shown};
 #[cfg(feature = "extended-commands")]
@@ -8,11 +9,14 @@ use {super::After, crate::store::Ttl};
 /// `DEL key …`, `UNLINK key …`: how many keys were removed.
 pub(crate) fn del(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
-    let removed = argv[1..]
-        .iter()
-        .filter(|key| ctx.store.delete(key, now))
-        .count();
-    integer(out, removed as i64)
+    let mut removed = 0;
+    for key in &argv[1..] {
+        if ctx.store.delete(key, now) {
+            ctx.notify(Class::Generic, "del", key);
+            removed += 1;
+        }
+    }
+    integer(out, removed)
 }
 
 /// `EXISTS key …`: how many of the keys exist (a key named twice counts twice).
@@ -22,11 +26,12 @@ pub(crate) fn exists(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let now = ctx.clock.now;
-    let found = argv[1..]
-        .iter()
-        .filter(|key| ctx.store.contains(key, now))
-        .count();
-    integer(out, found as i64)
+    let mut found = 0;
+    for key in &argv[1..] {
+        ctx.read(key);
+        found += i64::from(ctx.store.contains(key, now));
+    }
+    integer(out, found)
 }
 
 /// The conditions `EXPIRE` takes (Redis 7's `parseExtendedExpireArgumentsOrReply`).
@@ -114,6 +119,9 @@ fn expire_generic(
     let allowed = condition.allows(current, deadline);
     if allowed {
         ctx.store.set_deadline(key, Some(deadline), now);
+        // A time already past deletes the key (Redis' `expireGenericCommand`).
+        let event = if deadline <= now { "del" } else { "expire" };
+        ctx.notify(Class::Generic, event, key);
     }
     integer(out, i64::from(allowed))
 }
@@ -164,6 +172,7 @@ fn ttl_generic(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let now = ctx.clock.now;
+    ctx.read(key);
     let deadline = match ctx.store.deadline(key, now) {
         None => return integer(out, -2),
         Some(None) => return integer(out, -1),
@@ -222,6 +231,7 @@ pub(crate) fn persist(
     let had_ttl = matches!(ctx.store.deadline(key, now), Some(Some(_)));
     if had_ttl {
         ctx.store.set_deadline(key, None, now);
+        ctx.notify(Class::Generic, "persist", key);
     }
     integer(out, i64::from(had_ttl))
 }
@@ -233,6 +243,7 @@ pub(crate) fn type_of(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
+    ctx.read(argv[1]);
     let exists = ctx.store.contains(argv[1], ctx.clock.now);
     out.simple(if exists { "string" } else { "none" })?;
     Ok(After::Continue)
@@ -267,6 +278,10 @@ fn rename_generic(
     match copy_value(ctx, from, to, deadline, out) {
         Ok(()) => {
             ctx.store.delete(from, now);
+            // Redis deletes `newkey`, adds it anew, then removes `key`.
+            ctx.notify(Class::New, "new", to);
+            ctx.notify(Class::Generic, "rename_from", from);
+            ctx.notify(Class::Generic, "rename_to", to);
             done(out, true)
         }
         Err(reply) => reply,
@@ -341,6 +356,7 @@ pub(crate) fn copy(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     if from == to {
         return error(out, "ERR source and destination objects are the same");
     }
+    ctx.read(from);
     let Some(deadline) = ctx.store.deadline(from, now) else {
         return integer(out, 0);
     };
@@ -348,7 +364,12 @@ pub(crate) fn copy(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         return integer(out, 0);
     }
     match copy_value(ctx, from, to, deadline, out) {
-        Ok(()) => integer(out, 1),
+        Ok(()) => {
+            // Redis deletes `destination` (with `REPLACE`), then adds it anew.
+            ctx.notify(Class::New, "new", to);
+            ctx.notify(Class::Generic, "copy_to", to);
+            integer(out, 1)
+        }
         Err(reply) => reply,
     }
 }

@@ -14,6 +14,7 @@
 //! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
+//! | `events.rs` | keyspace notifications (`notify-keyspace-events`) from commands |
 //! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
 //! | `server.rs` | connection and server (`PING`, `AUTH`, `HELLO`, `CLIENT`, `INFO`, `FLUSHALL`, …) |
 //! | `config.rs` | `CONFIG GET`/`SET` |
@@ -39,6 +40,7 @@ pub use config::parse_memory;
 mod channels;
 #[cfg(feature = "client-list")]
 mod clients;
+mod events;
 mod expiry;
 #[cfg(feature = "extended-commands")]
 mod float;

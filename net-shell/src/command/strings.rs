@@ -1,5 +1,6 @@
 //! The string commands (Redis' `t_string.c`).
 
+use super::events::Class;
 use super::expiry::{self, Unit, When};
 use super::{
     bulk_or_nil, error, integer, is, ok, store_error, After, Context, Reply, ReplyWriter,
@@ -12,6 +13,7 @@ use crate::store::Ttl;
 /// is not copied into the reply: its header goes now and its bytes follow from the store as
 /// the send buffer drains ([`resume_value`]).
 pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    ctx.read(argv[1]);
     #[cfg(feature = "alloc")]
     if ctx.stream_values {
         if let Some((index, stamp, len)) = ctx.store.value_handle(argv[1], ctx.clock.now) {
@@ -166,6 +168,10 @@ fn set_generic(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let now = ctx.clock.now;
+    if options.get {
+        // `GET` reads first, as Redis' `getGenericCommand` (a `keymiss` before anything).
+        ctx.read(key);
+    }
     let exists = ctx.store.contains(key, now);
     // NX needs the key absent, XX needs it present.
     let allowed = if exists { !options.nx } else { !options.xx };
@@ -180,12 +186,26 @@ fn set_generic(
         if allowed {
             // Cannot fail: checked above, and the reply is already written.
             let _ = ctx.store.set(key, value, ttl, now);
+            notify_set(ctx, key, !exists, ttl);
         }
         Ok(After::Continue)
     } else if allowed {
-        store_reply(ctx, out, key, value, ttl)
+        store_reply(ctx, out, key, value, ttl, !exists)
     } else {
         bulk_or_nil(out, None)
+    }
+}
+
+/// The events of a `SET` (Redis' `setGenericCommand`): `new` if it made the key, `set`, and
+/// `expire` if it gave a time to live. A time already past removed the key at once; Redis
+/// keeps it until its next look, then publishes `expired`: here that comes right after.
+fn notify_set(ctx: &mut Context<'_, '_>, key: &[u8], made: bool, ttl: Ttl) {
+    ctx.written(made, Class::String, "set", key);
+    if let Ttl::At(at) = ttl {
+        ctx.notify(Class::Generic, "expire", key);
+        if at <= ctx.clock.now {
+            ctx.notify(Class::Expired, "expired", key);
+        }
     }
 }
 
@@ -196,9 +216,13 @@ fn store_reply(
     key: &[u8],
     value: &[u8],
     ttl: Ttl,
+    made: bool,
 ) -> Reply {
     match ctx.store.set(key, value, ttl, ctx.clock.now) {
-        Ok(()) => ok(out),
+        Ok(()) => {
+            notify_set(ctx, key, made, ttl);
+            ok(out)
+        }
         Err(e) => store_error(ctx, out, e),
     }
 }
@@ -217,7 +241,10 @@ fn setex_generic(
         absolute: false,
     };
     match expiry::set_deadline(when, ctx.clock) {
-        Ok(at) => store_reply(ctx, out, argv[1], argv[3], Ttl::At(at)),
+        Ok(at) => {
+            let made = ctx.makes(argv[1]);
+            store_reply(ctx, out, argv[1], argv[3], Ttl::At(at), made)
+        }
         Err(refused) => refused.reply(out, command),
     }
 }
@@ -243,8 +270,11 @@ pub(crate) fn getdel(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let now = ctx.clock.now;
+    ctx.read(argv[1]);
     bulk_or_nil(out, ctx.store.get(argv[1], now))?;
-    ctx.store.delete(argv[1], now);
+    if ctx.store.delete(argv[1], now) {
+        ctx.notify(Class::Generic, "del", argv[1]);
+    }
     Ok(After::Continue)
 }
 
@@ -255,9 +285,10 @@ pub(crate) fn getex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         return error(out, SYNTAX);
     };
     let (key, now) = (argv[1], ctx.clock.now);
-    if !ctx.store.contains(key, now) {
+    ctx.read(key);
+    let Some(current) = ctx.store.deadline(key, now) else {
         return bulk_or_nil(out, None);
-    }
+    };
     let deadline = match options
         .expire
         .map(|when| expiry::set_deadline(when, ctx.clock))
@@ -269,8 +300,12 @@ pub(crate) fn getex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
     bulk_or_nil(out, ctx.store.get(key, now))?;
     if let Some(at) = deadline {
         ctx.store.set_deadline(key, Some(at), now);
-    } else if options.persist {
+        // A time already past deletes the key, as Redis' `getexCommand` does.
+        let event = if at <= now { "del" } else { "expire" };
+        ctx.notify(Class::Generic, event, key);
+    } else if options.persist && current.is_some() {
         ctx.store.set_deadline(key, None, now);
+        ctx.notify(Class::Generic, "persist", key);
     }
     Ok(After::Continue)
 }
@@ -290,8 +325,12 @@ fn incr_by(ctx: &mut Context<'_, '_>, key: &[u8], by: i64, out: &mut ReplyWriter
         return error(out, "ERR increment or decrement would overflow");
     };
     let text = Decimal::signed(next);
+    let made = ctx.makes(key);
     match ctx.store.set(key, text.as_bytes(), Ttl::Keep, now) {
-        Ok(()) => integer(out, next),
+        Ok(()) => {
+            ctx.written(made, Class::String, "incrby", key);
+            integer(out, next)
+        }
         Err(e) => store_error(ctx, out, e),
     }
 }
@@ -343,6 +382,7 @@ pub(crate) fn mget(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     let now = ctx.clock.now;
     out.array_header(argv.len() - 1)?;
     for key in &argv[1..] {
+        ctx.read(key);
         bulk_or_nil(out, ctx.store.get(key, now))?;
     }
     Ok(After::Continue)
@@ -365,9 +405,11 @@ fn set_pairs(
         }
     }
     for pair in pairs.chunks_exact(2) {
+        let made = ctx.makes(pair[0]);
         if let Err(e) = ctx.store.set(pair[0], pair[1], Ttl::Persist, now) {
             return Err(store_error(ctx, out, e));
         }
+        ctx.written(made, Class::String, "set", pair[0]);
     }
     Ok(())
 }
@@ -416,7 +458,10 @@ pub(crate) fn setnx(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         return integer(out, 0);
     }
     match ctx.store.set(argv[1], argv[2], Ttl::Persist, now) {
-        Ok(()) => integer(out, 1),
+        Ok(()) => {
+            ctx.written(true, Class::String, "set", argv[1]);
+            integer(out, 1)
+        }
         Err(e) => store_error(ctx, out, e),
     }
 }
@@ -442,6 +487,7 @@ pub(crate) fn strlen(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
+    ctx.read(argv[1]);
     let len = ctx.store.get(argv[1], ctx.clock.now).map_or(0, <[u8]>::len);
     integer(out, len as i64)
 }
@@ -452,12 +498,13 @@ pub(crate) fn strlen(
 #[cfg(feature = "extended-commands")]
 fn rewrite(
     ctx: &mut Context<'_, '_>,
-    key: &[u8],
+    (key, event): (&[u8], &str),
     new_len: usize,
     out: &mut ReplyWriter<'_>,
     edit: impl FnOnce(&mut [u8]),
 ) -> Result<usize, Reply> {
     let now = ctx.clock.now;
+    let made = ctx.makes(key);
     if new_len > ctx.store.max_value_len() {
         return Err(error(out, TOO_LONG));
     }
@@ -469,7 +516,10 @@ fn rewrite(
     room[..old.len().min(new_len)].copy_from_slice(&old[..old.len().min(new_len)]);
     edit(&mut room[..new_len]);
     match ctx.store.set(key, &out.spare()[..new_len], Ttl::Keep, now) {
-        Ok(()) => Ok(new_len),
+        Ok(()) => {
+            ctx.written(made, Class::String, event, key);
+            Ok(new_len)
+        }
         Err(e) => Err(store_error(ctx, out, e)),
     }
 }
@@ -484,7 +534,7 @@ pub(crate) fn append(
     let (key, tail) = (argv[1], argv[2]);
     let old_len = ctx.store.get(key, ctx.clock.now).map_or(0, <[u8]>::len);
     let new_len = old_len.saturating_add(tail.len());
-    match rewrite(ctx, key, new_len, out, |value| {
+    match rewrite(ctx, (key, "append"), new_len, out, |value| {
         value[old_len..].copy_from_slice(tail);
     }) {
         Ok(len) => integer(out, len as i64),
@@ -517,7 +567,7 @@ pub(crate) fn setrange(
         return error(out, TOO_LONG);
     };
     let new_len = end.max(old_len.unwrap_or(0));
-    match rewrite(ctx, key, new_len, out, |value| {
+    match rewrite(ctx, (key, "setrange"), new_len, out, |value| {
         value[end - patch.len()..end].copy_from_slice(patch);
     }) {
         Ok(len) => integer(out, len as i64),
@@ -536,6 +586,7 @@ pub(crate) fn getrange(
     let (Some(mut start), Some(mut end)) = (parse_i64(argv[2]), parse_i64(argv[3])) else {
         return error(out, NOT_INTEGER);
     };
+    ctx.read(argv[1]);
     let value = ctx.store.get(argv[1], ctx.clock.now).unwrap_or_default();
     let len = value.len() as i64;
     if start < 0 && end < 0 && start > end {
@@ -577,8 +628,12 @@ pub(crate) fn incrbyfloat(
     };
     let mut text = [0; 48];
     let text = sum.format(&mut text);
+    let made = ctx.makes(key);
     match ctx.store.set(key, text, Ttl::Keep, now) {
-        Ok(()) => bulk_or_nil(out, Some(text)),
+        Ok(()) => {
+            ctx.written(made, Class::String, "incrbyfloat", key);
+            bulk_or_nil(out, Some(text))
+        }
         Err(e) => store_error(ctx, out, e),
     }
 }
@@ -626,6 +681,8 @@ pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
     // length grows from the cell above (V) and from the cell to the left (H). The walk back
     // needs only them: LCS(i-1,j) > LCS(i,j-1) exactly when V is 0 and H is 1.
     let now = ctx.clock.now;
+    ctx.read(argv[1]);
+    ctx.read(argv[2]);
     let a_len = ctx.store.get(argv[1], now).map_or(0, <[u8]>::len);
     let b_len = ctx.store.get(argv[2], now).map_or(0, <[u8]>::len);
     let cells = (a_len + 1) * (b_len + 1);
