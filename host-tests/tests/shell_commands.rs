@@ -692,6 +692,49 @@ fn info_counts_error_replies_by_code() {
     );
 }
 
+/// `CONFIG RESETSTAT` starts the counters again as Redis 7.0's does: commands, connections,
+/// expired keys, error replies, `errorstats` and `commandstats` from zero (the next `INFO`
+/// shows one command processed, as Redis' does); connected clients stay.
+#[test]
+fn config_resetstat_starts_the_counters_again() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
+    let c = sim.connect_ready();
+    assert_eq!(
+        sim.request(c, &["SET", "gone", "v", "PX", "5"]),
+        Reply::ok()
+    );
+    sim.advance(20);
+    let _ = sim.request(c, &["NOSUCH"]);
+    let _ = sim.request(c, &["GET"]);
+    let before = sim.request(c, &["INFO", "stats"]).text();
+    assert_eq!(info_field(&before, "expired_keys"), 1);
+    assert_eq!(info_field(&before, "total_error_replies"), 2);
+    assert_eq!(sim.request(c, &["CONFIG", "RESETSTAT"]), Reply::ok());
+    let stats = sim.request(c, &["INFO", "stats"]).text();
+    assert_eq!(info_field(&stats, "total_commands_processed"), 1);
+    assert_eq!(info_field(&stats, "total_connections_received"), 0);
+    assert_eq!(info_field(&stats, "expired_keys"), 0);
+    assert_eq!(info_field(&stats, "total_error_replies"), 0);
+    let clients = sim.request(c, &["INFO", "clients"]).text();
+    assert_eq!(info_field(&clients, "connected_clients"), 1);
+    assert_eq!(
+        sim.request(c, &["INFO", "errorstats"]).text(),
+        "# Errorstats\r\n\r\n"
+    );
+    assert_eq!(
+        sim.request(c, &["INFO", "commandstats"]).text(),
+        "# Commandstats\r\n\
+         cmdstat_info:calls=3,rejected_calls=0,failed_calls=0\r\n\
+         cmdstat_config|resetstat:calls=1,rejected_calls=0,failed_calls=0\r\n\r\n"
+    );
+    // Keys that expire after the reset count from zero.
+    assert_eq!(sim.request(c, &["SET", "k", "v", "PX", "5"]), Reply::ok());
+    sim.advance(20);
+    let after = sim.request(c, &["INFO", "stats"]).text();
+    assert_eq!(info_field(&after, "expired_keys"), 1);
+}
+
 /// `CLIENT LIST` shows every client served, with Redis' field names; `CLIENT KILL` ends the
 /// clients it names (not the one asking, unless `SKIPME no`), and answers as Redis does.
 #[test]

@@ -90,7 +90,7 @@ pub(crate) fn write_info(
                 stats.total_connections_received,
                 stats.total_commands_processed,
                 stats.rejected_connections,
-                store.expired_keys(),
+                stats.expired_keys(store.expired_keys()),
                 stats.idle_timeout_closes,
                 stats.idle_close_max_late_ms,
                 stats.read_timeout_closes,

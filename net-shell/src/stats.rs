@@ -156,4 +156,39 @@ pub struct Stats {
     pub commandstats: CommandStats,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
+    /// The store's count of expired keys at the last `CONFIG RESETSTAT` (`INFO` shows the
+    /// keys expired since).
+    expired_keys_before_reset: u64,
+}
+
+impl Stats {
+    /// Keys expired since start or the last `CONFIG RESETSTAT`, of `store_total` (the
+    /// store's count since it was made).
+    pub fn expired_keys(&self, store_total: u64) -> u64 {
+        store_total.saturating_sub(self.expired_keys_before_reset)
+    }
+
+    /// `CONFIG RESETSTAT`: every counter back to zero, as Redis' `resetServerStats`,
+    /// `resetCommandTableStats` and `resetErrorTableStats`; `connected_clients` is a level,
+    /// not a count, and stays. `store_total` is the store's count of expired keys now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::Stats;
+    ///
+    /// let mut stats = Stats::default();
+    /// stats.connected_clients = 2;
+    /// stats.total_commands_processed = 10;
+    /// stats.reset(7);
+    /// assert_eq!((stats.connected_clients, stats.total_commands_processed), (2, 0));
+    /// assert_eq!(stats.expired_keys(9), 2);
+    /// ```
+    pub fn reset(&mut self, store_total: u64) {
+        *self = Self {
+            connected_clients: self.connected_clients,
+            expired_keys_before_reset: store_total,
+            ..Self::default()
+        };
+    }
 }

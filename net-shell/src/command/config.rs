@@ -489,8 +489,16 @@ pub fn parse_memory(text: &[u8]) -> Option<u64> {
     number.checked_mul(multiplier)
 }
 
-/// `CONFIG RESETSTAT`: accepted; the counters are kept.
-pub(crate) fn resetstat(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+/// `CONFIG RESETSTAT`: the counters `INFO` shows (stats, `commandstats`, `errorstats`) start
+/// again from zero, as in Redis.
+pub(crate) fn resetstat(
+    ctx: &mut Context<'_, '_>,
+    _: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    // Commands count here as they start and in Redis as they end: either way the next
+    // `INFO` shows one command processed.
+    ctx.stats.reset(ctx.store.expired_keys());
     ok(out)
 }
 
