@@ -27,12 +27,12 @@ for target in thumbv6m-none-eabi thumbv7em-none-eabihf; do
   cargo check -p timer-core --target "$target" --features defmt,embassy-time
 done
 # net-shell's feature matrix: no_std without `alloc`; each capability on its own (pub/sub,
-# transactions and CLIENT LIST turn on `alloc`); everything a no_std build can have; the
-# firmware's sets (`defmt`, and `defmt,sntp` for the NUCLEO's wall clock). `std` is the host
-# build that clippy and the tests use.
+# transactions and CLIENT LIST turn on `alloc`; cluster mode does not); everything a no_std
+# build can have; the firmware's sets (`defmt`, and `defmt,sntp` for the NUCLEO's wall clock).
+# `std` is the host build that clippy and the tests use.
 for features in "" alloc pubsub transactions client-list key-timers-wheel extended-commands \
-  command-docs sntp defmt defmt,sntp \
-  alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,command-docs,sntp; do
+  command-docs cluster sntp defmt defmt,sntp \
+  alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,command-docs,cluster,sntp; do
   echo "net-shell --features \"$features\""
   cargo check -q -p net-shell --target thumbv7em-none-eabihf --features "$features"
 done

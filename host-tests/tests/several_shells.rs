@@ -1,6 +1,7 @@
 //! Several shells as one keyspace, end to end: three real `net-shell`s on a bridge in a network
 //! namespace this test creates (and removes, also on failure), behind twemproxy (Debian's
-//! `nutcracker`), driven by redis-py inside the namespace. No traffic leaves the namespace.
+//! `nutcracker`), or as a Redis Cluster whose topology the test pushes, driven by redis-py and
+//! redis-cli inside the namespace. No traffic leaves the namespace.
 //!
 //! Each test is `#[ignore]`d (it needs root for the namespace and the taps, and the tools):
 //! `cargo test -- --include-ignored` runs them, as `scripts/check.sh` does, and a missing tool
@@ -109,6 +110,47 @@ fn nutcracker_spreads_keys_over_three_shells_and_each_expires_its_share() {
             "every shell holds a share 3",
             "halfway, every shell removed its due keys on time",
             "all expired on time 10000",
+        ],
+        "{stdout}"
+    );
+}
+
+/// Three shells in cluster mode, the topology pushed as a controller would (Kvrocks'
+/// `CLUSTERX`), used by redis-py's `RedisCluster` and `redis-cli -c` for 10,000 keys with TTLs
+/// each (`host-tests/scripts/cluster_check.py` says what it checks): `-MOVED` and `-CROSSSLOT`
+/// for hand-made requests, every key read back, every shell holding only its own slots' keys,
+/// and every key expired.
+#[test]
+#[ignore = "needs root, taps, redis-cli and redis-py"]
+fn cluster_of_three_shells_serves_redis_py_and_redis_cli_by_slot() {
+    require(&["redis-cli", "python3"]);
+    let binary = binary().as_ref().expect("building net-shell failed");
+    let name = format!("nsh-clu-{}", std::process::id());
+    let group = ShellGroup::start(&name, 82, 3, binary, |_| {
+        vec!["--cluster-enabled".into(), "yes".into()]
+    })
+    .expect("three shells");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster_check.py");
+    let output = group
+        .command("python3")
+        .args([script, "10000"])
+        .args(group.addresses())
+        .output()
+        .expect("run the check");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The figures (shares, times) for RESULTS.md.
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "topology pushed, a stale version refused",
+            "MOVED and CROSSSLOT for hand-made requests",
+            "redis-py RedisCluster stored and read back 10000 keys with TTLs",
+            "every shell holds only its own slots' keys, and a share",
+            "redis-cli -c stored and read back 10000 keys with TTLs",
+            "all expired",
         ],
         "{stdout}"
     );

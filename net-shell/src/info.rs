@@ -46,8 +46,9 @@ pub(crate) fn write_info(
         if wants("server") {
             write!(
                 text,
-                "# Server\r\nredis_version:7.0.0\r\nnet_shell_version:{}\r\nredis_mode:standalone\r\nmultiplexing_api:smoltcp\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n\r\n",
+                "# Server\r\nredis_version:7.0.0\r\nnet_shell_version:{}\r\nredis_mode:{}\r\nmultiplexing_api:smoltcp\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n\r\n",
                 env!("CARGO_PKG_VERSION"),
+                crate::command::mode(ctx),
                 uptime_s,
                 uptime_s / 86_400
             )?;
@@ -163,7 +164,11 @@ pub(crate) fn write_info(
         }
         #[cfg(feature = "extended-commands")]
         if wants("cluster") {
-            text.write_str("# Cluster\r\ncluster_enabled:0\r\n\r\n")?;
+            #[cfg(feature = "cluster")]
+            let enabled = u8::from(ctx.cluster.is_enabled());
+            #[cfg(not(feature = "cluster"))]
+            let enabled = 0;
+            write!(text, "# Cluster\r\ncluster_enabled:{enabled}\r\n\r\n")?;
         }
         if wants("keyspace") {
             text.write_str("# Keyspace\r\n")?;

@@ -12,6 +12,8 @@ extern crate std;
 mod fmt;
 
 mod auth;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 pub mod command;
 mod decimal;
 mod info;

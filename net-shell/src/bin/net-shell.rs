@@ -97,6 +97,10 @@ struct Args {
     /// Key slots: the most keys held at once. Each costs about 64 bytes, written at start.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=StoreMemory::MAX_KEYS as u64))]
     maxkeys: u64,
+    /// Cluster mode, yes or no (Redis' cluster-enabled): a controller pushes the topology with
+    /// Kvrocks' CLUSTERX SETNODEID and SETNODES, and keys of other nodes' slots get -MOVED.
+    #[arg(long, default_value = "no", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
+    cluster_enabled: bool,
     /// Most keys expired per poll, so a mass expiry never stalls serving.
     #[arg(long, default_value_t = 1000)]
     expire_budget: usize,
@@ -307,6 +311,7 @@ fn run(args: Args) -> Result<(), String> {
     config.capacity.query_buffer_limit = args.client_query_buffer_limit;
     config.buffers = BUFFERS;
     config.expire_budget = args.expire_budget;
+    config.cluster_enabled = args.cluster_enabled;
     config.random_seed = seed;
 
     let start = Instant::now();

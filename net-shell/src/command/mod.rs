@@ -20,6 +20,7 @@
 //! | `config.rs` | `CONFIG GET`/`SET` |
 //! | `clients.rs` | `CLIENT LIST`/`KILL`: parsed here, answered by the server over its connections |
 //! | `transaction.rs` | `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` |
+//! | `cluster.rs` | `CLUSTER`, `CLUSTERX`, `READONLY`, `READWRITE`, `ASKING`; redirection |
 //! | `channels.rs` | pub/sub (`SUBSCRIBE`, `PUBLISH`, `PUBSUB`, …) over [`crate::pubsub`] |
 //! | `glob.rs` | Redis' glob patterns (`KEYS`, `SCAN MATCH`, `PSUBSCRIBE`) |
 
@@ -34,6 +35,8 @@ use crate::store::{Store, StoreError};
 
 #[cfg(feature = "extended-commands")]
 mod bits;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod config;
 pub use config::parse_memory;
 #[cfg(feature = "pubsub")]
@@ -110,6 +113,9 @@ pub struct Context<'s, 'a> {
     pub client_name: &'s mut ClientName,
     /// The protocol the connection speaks (`HELLO` switches it).
     pub protocol: &'s mut crate::resp::Protocol,
+    /// This node's view of the cluster (`cluster` feature; off unless enabled).
+    #[cfg(feature = "cluster")]
+    pub cluster: &'s mut crate::cluster::Cluster,
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "transactions")]
     pub transaction: &'s mut Transaction,
@@ -203,6 +209,12 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         refuse(ctx);
         return error(out, crate::auth::NOAUTH);
     }
+    // A key of another node's slot is redirected (Redis' `getNodeByQuery`).
+    #[cfg(feature = "cluster")]
+    if cluster::redirect(ctx, command.key_args(argv), out)? {
+        refuse(ctx);
+        return Ok(After::Continue);
+    }
     // A RESP2 client in pub/sub mode may only (un)subscribe, PING and QUIT.
     #[cfg(feature = "pubsub")]
     if channels::in_resp2_pubsub_mode(ctx) && !channels::allowed_while_subscribed(command.name) {
@@ -270,6 +282,16 @@ impl Continuation {
     pub(crate) fn value(value: strings::ValueMore) -> Self {
         Self(More::Value(value))
     }
+}
+
+/// The server's mode as `HELLO` and `INFO` name it: `cluster` or `standalone`.
+pub(crate) fn mode(ctx: &Context<'_, '_>) -> &'static str {
+    #[cfg(feature = "cluster")]
+    if ctx.cluster.is_enabled() {
+        return "cluster";
+    }
+    let _ = ctx;
+    "standalone"
 }
 
 pub(crate) const SYNTAX: &str = "ERR syntax error";

@@ -242,7 +242,7 @@ pub(crate) fn hello(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
     out.bulk(b"id")?;
     out.integer(client_id.min(i64::MAX as u64) as i64)?;
     out.bulk(b"mode")?;
-    out.bulk(b"standalone")?;
+    out.bulk(super::mode(ctx).as_bytes())?;
     out.bulk(b"role")?;
     out.bulk(b"master")?;
     out.bulk(b"modules")?;

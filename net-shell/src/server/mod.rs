@@ -93,6 +93,9 @@ pub struct Server<'a> {
     #[cfg(feature = "pubsub")]
     pubsub: crate::pubsub::PubSub,
     settings: Settings,
+    /// This node's view of the cluster (off unless enabled).
+    #[cfg(feature = "cluster")]
+    cluster: crate::cluster::Cluster,
     conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
     write_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, 1>,
     stats: Stats,
@@ -242,6 +245,12 @@ impl<'a> Server<'a> {
             reply,
             store,
             settings,
+            #[cfg(feature = "cluster")]
+            cluster: if config.cluster_enabled {
+                crate::cluster::Cluster::enabled()
+            } else {
+                crate::cluster::Cluster::DISABLED
+            },
             conn_timers: TimeoutListsOn::with_storage(timers),
             write_timers: TimeoutListsOn::with_storage(write_timers),
             stats: Stats::default(),

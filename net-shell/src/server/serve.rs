@@ -53,6 +53,8 @@ struct Runner<'s, 'a> {
     store: &'s mut Store<'a>,
     stats: &'s mut Stats,
     settings: &'s mut Settings,
+    #[cfg(feature = "cluster")]
+    cluster: &'s mut crate::cluster::Cluster,
     /// The reply buffer: it grows (with the `alloc` feature) for a reply larger than usual.
     #[cfg(feature = "alloc")]
     reply: &'s mut alloc::vec::Vec<u8>,
@@ -139,6 +141,8 @@ impl Runner<'_, '_> {
                     store: self.store,
                     stats: self.stats,
                     settings: self.settings,
+                    #[cfg(feature = "cluster")]
+                    cluster: self.cluster,
                     clock: Clock {
                         now: self.now,
                         unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(self.now)),
@@ -295,6 +299,8 @@ impl Server<'_> {
                 store: &mut self.store,
                 stats: &mut self.stats,
                 settings: &mut self.settings,
+                #[cfg(feature = "cluster")]
+                cluster: &mut self.cluster,
                 #[cfg(feature = "alloc")]
                 reply: &mut self.reply_vec,
                 #[cfg(not(feature = "alloc"))]

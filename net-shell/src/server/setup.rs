@@ -102,6 +102,10 @@ pub struct ServerConfig {
     /// [`SntpMemory`](super::SntpMemory)). `None`: the DHCP lease's, if any.
     #[cfg(feature = "sntp")]
     pub ntp_server: Option<Ipv4Address>,
+    /// Cluster mode (Redis' `cluster-enabled`; `cluster` feature): the topology comes from a
+    /// controller (`CLUSTERX SETNODES`), and keys of other nodes' slots are redirected.
+    #[cfg(feature = "cluster")]
+    pub cluster_enabled: bool,
 }
 
 impl ServerConfig {
@@ -125,6 +129,8 @@ impl ServerConfig {
             random_seed: 0x5eed,
             #[cfg(feature = "sntp")]
             ntp_server: None,
+            #[cfg(feature = "cluster")]
+            cluster_enabled: false,
         }
     }
 }

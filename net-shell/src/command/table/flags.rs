@@ -181,6 +181,8 @@ pub(crate) enum Group {
     Transactions,
     #[cfg_attr(not(feature = "pubsub"), allow(dead_code))]
     Pubsub,
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    Cluster,
 }
 
 impl Group {
@@ -193,6 +195,7 @@ impl Group {
             Self::Server => "server",
             Self::Transactions => "transactions",
             Self::Pubsub => "pubsub",
+            Self::Cluster => "cluster",
         }
     }
 }

@@ -119,6 +119,23 @@ impl Command {
         }
     }
 
+    /// The arguments that are keys, by the legacy first/last/step positions (Redis'
+    /// `getKeysUsingLegacyRangeSpec`): none for a command without keys.
+    #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+    pub(crate) fn key_args<'v>(&self, argv: &'v [&'v [u8]]) -> impl Iterator<Item = &'v [u8]> {
+        let [first, last, step] = self.keys.map(isize::from);
+        let words = argv.len() as isize;
+        let last = if last < 0 { words + last } else { last };
+        let (first, last) = if first <= 0 || step <= 0 {
+            (1, 0)
+        } else {
+            (first, last.min(words - 1))
+        };
+        (first..=last)
+            .step_by(step.max(1) as usize)
+            .filter_map(|i| argv.get(i as usize).copied())
+    }
+
     /// The name a subcommand is looked up by (`get` of `config|get`).
     fn short_name(&self) -> &'static str {
         match self.name.split_once('|') {

@@ -6,6 +6,8 @@ use super::super::bits;
 use super::super::channels;
 #[cfg(feature = "client-list")]
 use super::super::clients;
+#[cfg(feature = "cluster")]
+use super::super::cluster;
 #[cfg(feature = "transactions")]
 use super::super::transaction;
 use super::super::{config, keys, server, strings};
@@ -189,6 +191,42 @@ pub(crate) static ROWS: &[Command] = &[
     row("publish", 3, F::PUBSUB.union(LOADING_STALE).union(F::FAST), A::empty(), G::Pubsub, channels::publish),
     #[cfg(feature = "pubsub")]
     row("pubsub", -2, F::empty(), A::empty(), G::Pubsub, container).subcommands(PUBSUB),
+    // Cluster mode (`cluster` feature; answered only with it enabled).
+    #[cfg(feature = "cluster")]
+    row("cluster", -2, F::empty(), A::empty(), G::Cluster, container).subcommands(CLUSTER),
+    #[cfg(feature = "cluster")]
+    row("readonly", 1, LOADING_STALE.union(F::FAST), A::CONNECTION, G::Cluster, cluster::read_mode),
+    #[cfg(feature = "cluster")]
+    row("readwrite", 1, LOADING_STALE.union(F::FAST), A::CONNECTION, G::Cluster, cluster::read_mode),
+    #[cfg(feature = "cluster")]
+    row("asking", 1, F::FAST, A::CONNECTION, G::Cluster, cluster::asking),
+    // Kvrocks' command for the controller that pushes the topology.
+    #[cfg(feature = "cluster")]
+    row("clusterx", -2, F::empty(), A::empty(), G::Cluster, container).subcommands(CLUSTERX),
+];
+
+#[cfg(feature = "cluster")]
+#[rustfmt::skip]
+static CLUSTER: &[Command] = &[
+    #[cfg(feature = "command-docs")]
+    row("cluster|help", 2, LOADING_STALE, A::empty(), G::Cluster, help),
+    row("cluster|keyslot", 3, F::STALE, A::empty(), G::Cluster, cluster::keyslot),
+    row("cluster|shards", 2, F::STALE, A::empty(), G::Cluster, cluster::shards).tips(NONDETERMINISTIC),
+    row("cluster|slots", 2, F::STALE, A::empty(), G::Cluster, cluster::slots).tips(NONDETERMINISTIC),
+    row("cluster|nodes", 2, F::STALE, A::empty(), G::Cluster, cluster::nodes).tips(NONDETERMINISTIC),
+    row("cluster|myid", 2, F::STALE, A::empty(), G::Cluster, cluster::myid),
+    row("cluster|info", 2, F::STALE, A::empty(), G::Cluster, cluster::info).tips(NONDETERMINISTIC),
+    row("cluster|countkeysinslot", 3, F::STALE, A::empty(), G::Cluster, cluster::countkeysinslot),
+    row("cluster|getkeysinslot", 4, F::STALE, A::empty(), G::Cluster, cluster::getkeysinslot).tips(NONDETERMINISTIC),
+];
+
+/// Kvrocks' `CLUSTERX`: the controller's commands (admin, as `CONFIG`).
+#[cfg(feature = "cluster")]
+#[rustfmt::skip]
+static CLUSTERX: &[Command] = &[
+    row("clusterx|setnodeid", 3, F::ADMIN.union(F::NOSCRIPT), A::DANGEROUS, G::Cluster, cluster::setnodeid),
+    row("clusterx|setnodes", -4, F::ADMIN.union(F::NOSCRIPT), A::DANGEROUS, G::Cluster, cluster::setnodes),
+    row("clusterx|version", 2, F::STALE, A::empty(), G::Cluster, cluster::version),
 ];
 
 /// The flags of `SUBSCRIBE`, `UNSUBSCRIBE`, `PSUBSCRIBE` and `PUNSUBSCRIBE`.
