@@ -12,6 +12,8 @@ pub mod property;
 
 pub mod queue_check;
 
+pub mod redis_cluster;
+
 pub mod redis_diff;
 
 pub mod reply;

@@ -580,24 +580,35 @@ impl RedisServer {
         Err("redis-server did not answer within 10 s".into())
     }
 
-    /// A new connection.
-    ///
-    /// # Errors
-    ///
-    /// When the connection fails.
     /// The port it listens on, on 127.0.0.1.
     pub fn port(&self) -> u16 {
         self.port
     }
 
+    /// A new connection.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails.
     pub fn connect(&self) -> Result<RedisConnection, String> {
-        let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, self.port))
+        RedisConnection::open(self.port)
+    }
+}
+
+impl RedisConnection {
+    /// A connection to the server on 127.0.0.1 at `port`, with a 10 s read timeout.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails.
+    pub fn open(port: u16) -> Result<Self, String> {
+        let stream = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
             .map_err(|e| format!("connect to redis-server: {e}"))?;
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .map_err(|e| e.to_string())?;
         let _ = stream.set_nodelay(true);
-        Ok(RedisConnection {
+        Ok(Self {
             stream,
             pending: Vec::new(),
         })
@@ -650,7 +661,18 @@ pub struct Shell<'m> {
 impl<'m> Shell<'m> {
     /// A server with Redis' `timeout 0` (no idle timeout), its Unix time from the wall clock.
     pub fn start(buffers: &'m mut ServerBuffers) -> Self {
-        let mut sim: DiffSim = Sim::new(buffers, Timeouts::new(0, 10_000, 10_000));
+        Self::start_with(buffers, |_| {})
+    }
+
+    /// [`start`](Self::start), its configuration changed by `configure` first (cluster mode,
+    /// say).
+    pub fn start_with(
+        buffers: &'m mut ServerBuffers,
+        configure: impl FnOnce(&mut net_shell::ServerConfig),
+    ) -> Self {
+        let mut config = crate::sim::config(Timeouts::new(0, 10_000, 10_000));
+        configure(&mut config);
+        let mut sim: DiffSim = Sim::with(buffers, config, crate::sim::store());
         let unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .expect("clock after 1970")

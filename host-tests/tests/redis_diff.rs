@@ -1326,6 +1326,27 @@ fn keyspace_events() -> Vec<Script> {
 }
 
 /// A random script of `steps` commands over five keys, pipelined in random runs.
+/// Cluster commands on a server with cluster mode off (as both are here): Redis' refusal.
+fn cluster_disabled() -> Vec<Script> {
+    vec![Script::new("cluster mode off").run(&[
+        "CLUSTER INFO",
+        "CLUSTER KEYSLOT foo",
+        "CLUSTER SLOTS",
+        "CLUSTER SHARDS",
+        "CLUSTER NODES",
+        "CLUSTER MYID",
+        "CLUSTER COUNTKEYSINSLOT 1",
+        "CLUSTER GETKEYSINSLOT 1 1",
+        "CLUSTER NOPE",
+        "CLUSTER",
+        "READONLY",
+        "READWRITE",
+        "ASKING",
+        "SET foo 1",
+        "MSET a 1 b 2",
+    ])]
+}
+
 fn random_mix(rng: &mut Draw<'_>, steps: usize) -> Script {
     let keys = ["k0", "k1", "k2", "k3", "k4"];
     let numbers = [
@@ -1436,6 +1457,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(client_list_and_kill());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
+    scripts.extend(cluster_disabled());
     // Every script in RESP2, then again with both connections switched to RESP3.
     let mut tally = run_scripts(&redis, &mut shell, &scripts, false).expect("both servers answer");
     let resp3 = run_scripts(&redis, &mut shell, &scripts, true).expect("both servers answer");
