@@ -56,9 +56,10 @@ fi
 step "docs (warnings denied)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/std,timer-core/defmt,timer-core/embassy-time
 
-step "firmware: both boards, and the LAN9118 frame logic and the calendar on the host"
+step "firmware: both boards (the NUCLEO within its flash and RAM), the LAN9118 frame logic and the calendar on the host"
 (cd firmware && cargo build --release)
 (cd firmware && cargo nucleo-build)
+scripts/footprint.sh
 (cd firmware && cargo nucleo-build --features sntp)
 (cd firmware && cargo test -p lan9118 -p calendar --target x86_64-unknown-linux-gnu)
 
