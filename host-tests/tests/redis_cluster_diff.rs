@@ -80,7 +80,7 @@ impl Pair<'_> {
         let request = encode(&args);
         let theirs = self
             .redis
-            .exchange(&[request.clone()], 1)
+            .exchange(std::slice::from_ref(&request), 1)
             .expect("Redis answers");
         let ours = self
             .shell
