@@ -15,6 +15,7 @@ step "clippy (host, warnings denied)"
 cargo clippy --workspace --all-targets --features net-shell/std -- -D warnings
 cargo clippy -p timer-core --all-targets --all-features -- -D warnings
 (cd firmware && cargo clippy --release -- -D warnings)
+(cd firmware && cargo clippy --release --features cluster -- -D warnings)
 (cd firmware && cargo clippy --release --no-default-features --features nucleo-f429zi -- -D warnings)
 (cd firmware && cargo clippy --release --no-default-features --features nucleo-f429zi,sntp -- -D warnings)
 (cd firmware && cargo clippy -p lan9118 -p calendar --target x86_64-unknown-linux-gnu --all-targets -- -D warnings)

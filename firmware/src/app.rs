@@ -294,6 +294,10 @@ impl App {
         server_config.buffers = BUFFERS;
         server_config.expire_budget = EXPIRE_BUDGET;
         server_config.random_seed = config.random_seed;
+        #[cfg(feature = "cluster")]
+        {
+            server_config.cluster_enabled = true;
+        }
         #[cfg(feature = "sntp")]
         {
             server_config.ntp_server = match NTP_SERVER.map(str::parse::<Ipv4Address>) {
