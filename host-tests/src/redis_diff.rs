@@ -385,6 +385,14 @@ pub enum Step {
         /// Replies expected beyond one per request.
         pushed: usize,
     },
+    /// Requests sent together on connection 0, answered with only this many replies (the
+    /// rest silenced by `CLIENT REPLY`); a reply is compared with the request at its place.
+    Quiet {
+        /// What is sent.
+        requests: Vec<Request>,
+        /// Replies that come.
+        replies: usize,
+    },
     /// `PING` on a subscribed connection, and every message that came before its reply: the
     /// messages each server published since the last look, compared byte for byte and in
     /// order, however many each sent.
@@ -524,6 +532,21 @@ impl Script {
             requests,
             pushed,
         });
+        self
+    }
+
+    /// Commands sent in one write on connection 0, of which only `replies` replies come
+    /// (`CLIENT REPLY OFF|SKIP`), compared byte for byte.
+    #[must_use]
+    pub fn quiet(mut self, lines: &[&str], replies: usize) -> Self {
+        let requests = lines
+            .iter()
+            .map(|line| Request {
+                args: words(line),
+                differs: None,
+            })
+            .collect();
+        self.steps.push(Step::Quiet { requests, replies });
         self
     }
 
@@ -861,7 +884,7 @@ pub fn run_scripts(
         conns[0].0.exchange(&flush, 1)?;
         shell.exchange(conns[0].1, &flush, 1)?;
         for (index, step) in script.steps.iter().enumerate() {
-            let (conn, requests, pushed) = match step {
+            let (conn, requests, expected) = match step {
                 Step::Sleep(ms) => {
                     std::thread::sleep(Duration::from_millis(*ms));
                     continue;
@@ -923,12 +946,13 @@ pub fn run_scripts(
                     }
                     continue;
                 }
-                Step::Pipeline(requests) => (0, requests, 0),
+                Step::Pipeline(requests) => (0, requests, requests.len()),
+                Step::Quiet { requests, replies } => (0, requests, *replies),
                 Step::On {
                     conn,
                     requests,
                     pushed,
-                } => (*conn, requests, *pushed),
+                } => (*conn, requests, requests.len() + *pushed),
             };
             open(shell, &mut conns, &mut tally, conn)?;
             let (r, s) = &mut conns[conn];
@@ -939,9 +963,17 @@ pub fn run_scripts(
                     crate::sim::encode(&args)
                 })
                 .collect();
-            let expected = requests.len() + pushed;
             let theirs = r.exchange(&encoded, expected)?;
             let ours = shell.exchange(*s, &encoded, expected)?;
+            if ours.len() > expected {
+                tally.mismatches.push(Mismatch {
+                    at: format!("{} ({protocol}) step {}", script.name, index),
+                    request: format!("{} requests", requests.len()),
+                    redis: format!("{expected} replies"),
+                    shell: format!("{} replies: {}", ours.len(), show(&ours.concat())),
+                    why: "more replies than Redis sent".into(),
+                });
+            }
             for i in 0..expected {
                 let (rb, sb) = (&theirs[i], &ours[i]);
                 let differs = requests.get(i).and_then(|req| req.differs);

@@ -985,6 +985,55 @@ fn client_list_and_kill() -> Vec<Script> {
     ])]
 }
 
+/// `CLIENT REPLY`: replies dropped (`OFF`, `SKIP`) are not sent, yet the commands run; each
+/// silenced run is followed by a `PING`, so a reply that should not have come shows.
+fn client_reply() -> Vec<Script> {
+    vec![Script::new("client reply")
+        .run(&[
+            "CLIENT REPLY",
+            "CLIENT REPLY maybe",
+            "CLIENT REPLY ON",
+            "CLIENT REPLY ON x",
+            "CLIENT INFO x",
+            "COMMAND INFO client|reply client|info",
+        ])
+        .quiet(
+            &[
+                "CLIENT REPLY OFF",
+                "SET a 1",
+                "GET a",
+                "NOSUCH",
+                "GET",
+                "CLIENT REPLY ON",
+                "GET a",
+            ],
+            2,
+        )
+        .run(&["PING"])
+        .quiet(&["CLIENT REPLY SKIP", "INCR a", "INCR a"], 1)
+        .run(&["PING"])
+        .quiet(
+            &["CLIENT REPLY SKIP", "CLIENT REPLY SKIP", "GET a", "GET a"],
+            1,
+        )
+        .run(&["PING"])
+        .quiet(
+            &[
+                "CLIENT REPLY OFF",
+                "CLIENT REPLY SKIP",
+                "GET a",
+                "CLIENT REPLY ON",
+                "GET a",
+            ],
+            2,
+        )
+        .run(&["PING"])
+        .quiet(&["CLIENT REPLY SKIP", "CLIENT REPLY ON", "GET a"], 2)
+        .run(&["PING"])
+        .quiet(&["CLIENT REPLY SKIP", "GET", "CLIENT REPLY maybe"], 1)
+        .run(&["PING", "GET a"])]
+}
+
 fn transactions() -> Vec<Script> {
     vec![
         Script::new("multi exec discard").run(&[
@@ -1455,6 +1504,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(pipelines());
     scripts.extend(transactions());
     scripts.extend(client_list_and_kill());
+    scripts.extend(client_reply());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

@@ -735,7 +735,8 @@ fn config_resetstat_starts_the_counters_again() {
     assert_eq!(info_field(&after, "expired_keys"), 1);
 }
 
-/// `CLIENT LIST` shows every client served, with Redis' field names; `CLIENT KILL` ends the
+/// `CLIENT LIST` shows every client served, with Redis' field names, and `CLIENT INFO` the
+/// line of the client asking; `CLIENT KILL` ends the
 /// clients it names (not the one asking, unless `SKIPME no`), and answers as Redis does.
 #[test]
 fn client_list_and_kill_see_every_connection() {
@@ -764,6 +765,11 @@ fn client_list_and_kill_see_every_connection() {
         .to_owned();
     assert_eq!(
         sim.request(a, &["CLIENT", "LIST", "ID", "2"]).text(),
+        format!("{}\n", lines[1])
+    );
+    // CLIENT INFO: the asking client's own line, as CLIENT LIST has it.
+    assert_eq!(
+        sim.request(b, &["CLIENT", "INFO"]).text(),
         format!("{}\n", lines[1])
     );
     // Old form: by address, +OK.

@@ -1,4 +1,4 @@
-//! `CLIENT LIST` and `CLIENT KILL`: commands about other connections. A command sees only its
+//! `CLIENT LIST`, `CLIENT KILL` and `CLIENT INFO`: commands about connections. A command sees only its
 //! own connection, so these parse their arguments here and leave the server a request
 //! (`Context::clients`), which it answers over its connection table (`server/client_requests.rs`).
 
@@ -17,6 +17,8 @@ pub(crate) enum Request {
     List { ids: Option<Vec<u64>> },
     /// `CLIENT KILL`.
     Kill(KillFilter),
+    /// `CLIENT INFO`: the client that asks.
+    Info,
 }
 
 /// Which clients `CLIENT KILL` ends, as Redis 7.0's `clientKillCommand` reads its arguments.
@@ -69,6 +71,16 @@ pub(crate) fn client_list(
         None
     };
     *ctx.clients = Some(ClientsRequest(Request::List { ids }));
+    Ok(After::Continue)
+}
+
+/// `CLIENT INFO`: the line `CLIENT LIST` has for this client.
+pub(crate) fn client_info(
+    ctx: &mut Context<'_, '_>,
+    _: &[&[u8]],
+    _: &mut ReplyWriter<'_>,
+) -> Reply {
+    *ctx.clients = Some(ClientsRequest(Request::Info));
     Ok(After::Continue)
 }
 

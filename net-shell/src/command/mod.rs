@@ -21,6 +21,7 @@
 //! | `clients.rs` | `CLIENT LIST`/`KILL`: parsed here, answered by the server over its connections |
 //! | `transaction.rs` | `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` |
 //! | `cluster.rs` | `CLUSTER`, `CLUSTERX`, `READONLY`, `READWRITE`, `ASKING`; redirection |
+//! | `reply_mode.rs` | `CLIENT REPLY ON\|OFF\|SKIP`: whether a connection's replies are sent |
 //! | `channels.rs` | pub/sub (`SUBSCRIBE`, `PUBLISH`, `PUBSUB`, …) over [`crate::pubsub`] |
 //! | `glob.rs` | Redis' glob patterns (`KEYS`, `SCAN MATCH`, `PSUBSCRIBE`) |
 
@@ -49,6 +50,10 @@ mod expiry;
 mod float;
 pub(crate) mod glob;
 mod keys;
+#[cfg(feature = "extended-commands")]
+mod reply_mode;
+#[cfg(feature = "extended-commands")]
+pub use reply_mode::ReplyMode;
 mod server;
 mod strings;
 mod table;
@@ -116,6 +121,9 @@ pub struct Context<'s, 'a> {
     /// This node's view of the cluster (`cluster` feature; off unless enabled).
     #[cfg(feature = "cluster")]
     pub cluster: &'s mut crate::cluster::Cluster,
+    /// Whether the connection's replies are sent (`CLIENT REPLY`).
+    #[cfg(feature = "extended-commands")]
+    pub reply_mode: &'s mut ReplyMode,
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "transactions")]
     pub transaction: &'s mut Transaction,

@@ -1,4 +1,4 @@
-//! Answering `CLIENT LIST` and `CLIENT KILL` over the connection table (the commands parse,
+//! Answering `CLIENT LIST`, `CLIENT KILL` and `CLIENT INFO` over the connection table (the commands parse,
 //! the server answers: only it sees every connection).
 
 use core::fmt::Write as _;
@@ -32,6 +32,14 @@ impl Server<'_> {
                     }
                     let _ = self.describe(index, now, &mut text);
                 }
+                let protocol = self.conns[me].protocol;
+                let mut out = ReplyWriter::growable(&mut self.reply_vec).speaking(protocol);
+                let _ = out.verbatim(text.as_bytes());
+                (out.len(), false)
+            }
+            ClientsQuery::Info => {
+                let mut text = alloc::string::String::new();
+                let _ = self.describe(me, now, &mut text);
                 let protocol = self.conns[me].protocol;
                 let mut out = ReplyWriter::growable(&mut self.reply_vec).speaking(protocol);
                 let _ = out.verbatim(text.as_bytes());

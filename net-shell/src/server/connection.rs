@@ -74,6 +74,9 @@ pub struct Connection<'a> {
     pub(crate) name: ClientName,
     /// The protocol the client speaks (`HELLO`).
     pub(crate) protocol: Protocol,
+    /// Whether its replies are sent (`CLIENT REPLY`).
+    #[cfg(feature = "extended-commands")]
+    pub(crate) reply_mode: crate::command::ReplyMode,
     /// The client has pub/sub subscriptions (it has no idle timeout then).
     pub(crate) subscribed: bool,
     /// Pub/sub messages that arrived while a reply was being sent in parts ([`more`](Self::more)):
@@ -130,6 +133,8 @@ impl<'a> Connection<'a> {
             more: None,
             name: ClientName::new(),
             protocol: Protocol::Resp2,
+            #[cfg(feature = "extended-commands")]
+            reply_mode: crate::command::ReplyMode::ON,
             subscribed: false,
             #[cfg(feature = "pubsub")]
             held_messages: alloc::vec::Vec::new(),
@@ -156,6 +161,10 @@ impl<'a> Connection<'a> {
         self.more = None;
         self.name = ClientName::new();
         self.protocol = Protocol::Resp2;
+        #[cfg(feature = "extended-commands")]
+        {
+            self.reply_mode = crate::command::ReplyMode::ON;
+        }
         self.subscribed = false;
         #[cfg(feature = "pubsub")]
         {

@@ -30,6 +30,9 @@ struct Step {
     close: bool,
     /// The input holds no whole request yet.
     incomplete: bool,
+    /// The reply is not to be sent (`CLIENT REPLY OFF` or `SKIP`); it still counts.
+    #[cfg(feature = "extended-commands")]
+    silent: bool,
     /// For the server to answer from its connection table (nothing written yet).
     #[cfg(feature = "client-list")]
     clients: Option<command::ClientsRequest>,
@@ -42,6 +45,8 @@ impl Step {
         executed: false,
         close: false,
         incomplete: true,
+        #[cfg(feature = "extended-commands")]
+        silent: false,
         #[cfg(feature = "client-list")]
         clients: None,
     };
@@ -78,6 +83,8 @@ struct Client<'c> {
     protocol: &'c mut Protocol,
     authenticated: &'c mut bool,
     more: &'c mut Option<Continuation>,
+    #[cfg(feature = "extended-commands")]
+    reply_mode: &'c mut crate::command::ReplyMode,
     #[cfg(feature = "transactions")]
     transaction: &'c mut crate::command::Transaction,
 }
@@ -92,6 +99,8 @@ impl<'c> Client<'c> {
             protocol: &mut conn.protocol,
             authenticated: &mut conn.authenticated,
             more: &mut conn.more,
+            #[cfg(feature = "extended-commands")]
+            reply_mode: &mut conn.reply_mode,
             #[cfg(feature = "transactions")]
             transaction: &mut conn.transaction,
         };
@@ -125,6 +134,8 @@ impl Runner<'_, '_> {
             executed: false,
             close: false,
             incomplete: false,
+            #[cfg(feature = "extended-commands")]
+            silent: false,
             #[cfg(feature = "client-list")]
             clients: None,
         };
@@ -137,6 +148,8 @@ impl Runner<'_, '_> {
                     client_id: client.id,
                     client_name: client.name,
                     protocol: client.protocol,
+                    #[cfg(feature = "extended-commands")]
+                    reply_mode: client.reply_mode,
                     authenticated: client.authenticated,
                     store: self.store,
                     stats: self.stats,
@@ -160,8 +173,14 @@ impl Runner<'_, '_> {
                 };
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
                 step.executed = true;
+                #[cfg(feature = "extended-commands")]
+                {
+                    step.silent = client.reply_mode.after_command();
+                }
                 match after {
                     Ok(After::Close) => step.close = true,
+                    #[cfg(feature = "extended-commands")]
+                    Ok(After::More(_)) if step.silent => {}
                     Ok(After::More(more)) => *client.more = Some(more),
                     _ => {}
                 }
@@ -404,6 +423,15 @@ impl Server<'_> {
                 self.stats.total_error_replies += 1;
                 self.stats.errorstats.count(error);
             }
+            // A reply dropped by `CLIENT REPLY OFF|SKIP` counted above, as in Redis.
+            #[cfg(feature = "extended-commands")]
+            let (reply, written) = if step.silent {
+                (&[][..], 0)
+            } else {
+                (reply, written)
+            };
+            #[cfg(all(feature = "extended-commands", not(feature = "alloc")))]
+            let _ = written; // the whole reply fits the send buffer's room: no rest to keep
             let sent = self
                 .sockets
                 .tcp_mut(index, handle)

@@ -8,6 +8,8 @@ use super::super::channels;
 use super::super::clients;
 #[cfg(feature = "cluster")]
 use super::super::cluster;
+#[cfg(feature = "extended-commands")]
+use super::super::reply_mode;
 #[cfg(feature = "transactions")]
 use super::super::transaction;
 use super::super::{config, keys, server, strings};
@@ -294,6 +296,10 @@ static CLIENT: &[Command] = &[
     row("client|list", -2, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_list).tips(NONDETERMINISTIC),
     #[cfg(feature = "client-list")]
     row("client|kill", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_kill),
+    #[cfg(feature = "client-list")]
+    row("client|info", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, clients::client_info).tips(NONDETERMINISTIC),
+    #[cfg(feature = "extended-commands")]
+    row("client|reply", 3, CLIENT_FLAGS, A::CONNECTION, G::Connection, reply_mode::client_reply),
     #[cfg(feature = "extended-commands")]
     row("client|no-evict", 3, F::ADMIN.union(CLIENT_FLAGS), A::CONNECTION, G::Connection, server::client_no_evict),
     // Redis 7.2's: client libraries send it on connecting.
