@@ -30,8 +30,11 @@
 //!   which the checker counts in [`Coverage::scattered_refusals`].
 //!
 //! After every op the store and the model agree on `len`, `is_empty`, `volatile_len`,
-//! `bytes_used`, `expired_keys`, and `next_deadline` (never later than the earliest deadline,
-//! and `None` only without deadlines). At the end every key reads back its value.
+//! `bytes_used`, `expired_keys`, `next_deadline` (never later than the earliest deadline, and
+//! `None` only without deadlines), and what `memory()` says the pool holds (blocks, and the
+//! keys' and values' own bytes). The store's key table grows and shrinks in chunks as keys come
+//! and go (its memory is allocated): [`Coverage`] counts how often it did, and how often while
+//! expired keys were still stored. At the end every key reads back its value.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -334,6 +337,13 @@ pub struct Coverage {
     pub budget_cuts: usize,
     /// The highest `bytes_used` seen, in percent of `bytes_capacity`.
     pub peak_fill_pct: usize,
+    /// Ops after which the key table held more allocated memory than before (a chunk of
+    /// entries or buckets, or a timer segment, added).
+    pub table_growths: usize,
+    /// Of `table_growths`, those made while a key past its deadline was still stored.
+    pub growths_while_expiring: usize,
+    /// Ops after which the key table held less allocated memory than before.
+    pub table_shrinks: usize,
 }
 
 impl Coverage {
@@ -347,6 +357,9 @@ impl Coverage {
         self.swept += other.swept;
         self.budget_cuts += other.budget_cuts;
         self.peak_fill_pct = self.peak_fill_pct.max(other.peak_fill_pct);
+        self.table_growths += other.table_growths;
+        self.growths_while_expiring += other.growths_while_expiring;
+        self.table_shrinks += other.table_shrinks;
     }
 }
 
@@ -504,6 +517,8 @@ pub struct Run<const KEYS: usize, const BYTES: usize> {
     model: Model,
     now: Tick,
     coverage: Coverage,
+    /// The table's allocated bytes after the last op.
+    table: usize,
     /// The last ops, for failure messages.
     history: Vec<String>,
 }
@@ -536,6 +551,7 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             },
             now: 0,
             coverage: Coverage::default(),
+            table: 0,
             history: Vec::new(),
         }
     }
@@ -808,6 +824,30 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
         );
         let fill = used * 100 / store.bytes_capacity().max(1);
         self.coverage.peak_fill_pct = self.coverage.peak_fill_pct.max(fill);
+        // What the store says its memory holds: the pool blocks, and the keys' and values'
+        // own bytes, as the model counts them.
+        let memory = store.memory();
+        let keys: usize = model.entries.keys().map(Vec::len).sum();
+        let values: usize = model.entries.values().map(|e| e.value.len()).sum();
+        self.agree(
+            memory.keys_and_values == used && memory.keys == keys && memory.values == values,
+            || {
+                format!(
+                    "{memory:?} at {now}, model: {used} bytes used, keys {keys}, values {values}"
+                )
+            },
+        );
+        if memory.allocated_table > self.table {
+            self.coverage.table_growths += 1;
+            let expiring = model
+                .entries
+                .values()
+                .any(|e| e.timer.is_some_and(|(at, _)| at < now));
+            self.coverage.growths_while_expiring += usize::from(expiring);
+        } else if memory.allocated_table < self.table {
+            self.coverage.table_shrinks += 1;
+        }
+        self.table = memory.allocated_table;
     }
 }
 

@@ -107,7 +107,20 @@ fn store_full_of_bytes_refuses_growth_and_keeps_every_value() {
     );
     assert_eq!(sim.server.store().bytes_used(), 4096);
     let info = sim.request(c, &["INFO", "memory"]).text();
-    assert_eq!(info_field(&info, "used_memory"), 4096);
+    assert_eq!(info_field(&info, "used_memory_dataset"), 4096);
+    // The parts of used_memory: keys and values, the key table, its timers, the connections.
+    let parts = [
+        "used_memory_dataset",
+        "used_memory_table",
+        "used_memory_timers",
+        "used_memory_connections",
+    ]
+    .iter()
+    .map(|part| info_field(&info, part))
+    .sum::<u64>();
+    assert_eq!(info_field(&info, "used_memory"), parts, "{info}");
+    assert!(info_field(&info, "used_memory_table") > 0, "{info}");
+    assert!(info_field(&info, "used_memory_connections") > 0, "{info}");
     // Redis' "no limit" (all of the store's memory), and the limit that is in force.
     assert_eq!(info_field(&info, "maxmemory"), 0);
     assert_eq!(info_field(&info, "maxmemory_in_force"), 4096);
@@ -419,11 +432,17 @@ fn maxclients_and_maxmemory_move_within_the_memory_given() {
     assert_eq!(info_field(&info, "maxmemory_in_force"), 2048, "{info}");
 
     // maxmemory: a write past it gets -OOM and loses nothing; raising it makes room. Each
-    // key takes a 1,024-byte block (8 + 1 + 1,000, rounded up to a size class).
+    // key takes a 1,024-byte block (8 + 1 + 1,000, rounded up to a size class), and the key
+    // table the first key brings counts too, as Redis counts its dictionary: two keys need
+    // more than 2048 bytes.
     let value = "v".repeat(1000);
     assert_eq!(sim.request(c, &["SET", "a", &value]), Reply::ok());
-    assert_eq!(sim.request(c, &["SET", "b", &value]), Reply::ok());
-    assert_eq!(sim.request(c, &["SET", "c", &value]), Reply::error(OOM));
+    let info = sim.request(c, &["INFO", "memory"]).text();
+    assert_eq!(info_field(&info, "used_memory_dataset"), 1024, "{info}");
+    assert!(info_field(&info, "used_memory_table") > 0, "{info}");
+    // What keys and values may take: 2048 less the table, too little for a second block.
+    assert!(info_field(&info, "maxmemory_in_force") < 2048, "{info}");
+    assert_eq!(sim.request(c, &["SET", "b", &value]), Reply::error(OOM));
     assert_eq!(
         sim.request(c, &["CONFIG", "SET", "maxmemory", "1mb"]),
         Reply::error(
@@ -438,14 +457,14 @@ fn maxclients_and_maxmemory_move_within_the_memory_given() {
         sim.request(c, &["CONFIG", "GET", "maxmemory"]),
         pair("maxmemory", "3072")
     );
-    assert_eq!(sim.request(c, &["SET", "c", &value]), Reply::ok());
+    assert_eq!(sim.request(c, &["SET", "b", &value]), Reply::ok());
     // Lowered below what is used: every key stays, new writes are refused.
     assert_eq!(
         sim.request(c, &["CONFIG", "SET", "maxmemory", "1k"]),
         Reply::ok()
     );
     assert_eq!(sim.request(c, &["SET", "d", "x"]), Reply::error(OOM));
-    assert_eq!(sim.request(c, &["DBSIZE"]), int(3));
+    assert_eq!(sim.request(c, &["DBSIZE"]), int(2));
     assert_eq!(sim.request(c, &["GET", "a"]), Reply::bulk(&value));
     // 0 is Redis' "no limit": all of the store's memory.
     assert_eq!(

@@ -211,6 +211,11 @@ fn small_store_matches_model() {
         ("write over an expired key", coverage.writes_over_expired),
         ("sweep", coverage.swept),
         ("budget cut", coverage.budget_cuts),
+        // (16 keys take one chunk: what grows and shrinks here is the timer segment, made
+        // for the first key with a deadline and given back when none has one, so never while
+        // an expired key waits. The large store below grows while keys expire.)
+        ("table growth", coverage.table_growths),
+        ("table shrink", coverage.table_shrinks),
     ] {
         assert!(count > 0, "no {event} in {coverage:?}");
     }
@@ -234,4 +239,8 @@ fn large_store_matches_model() {
     println!("{coverage:?}");
     assert!(coverage.bytes_full > 0, "{coverage:?}");
     assert!(coverage.peak_fill_pct >= 95, "{coverage:?}");
+    // 1,024 keys grow in chunks of 64 entries and buckets.
+    assert!(coverage.table_growths >= 16, "{coverage:?}");
+    assert!(coverage.growths_while_expiring > 0, "{coverage:?}");
+    assert!(coverage.table_shrinks > 0, "{coverage:?}");
 }

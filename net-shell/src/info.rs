@@ -66,10 +66,33 @@ pub(crate) fn write_info(
             )?;
         }
         if wants("memory") {
+            // Redis' used_memory counts every allocation; ours counts what the store and the
+            // connections hold. Keys and values are the pool blocks they take (with their
+            // 8-byte headers and rounding: `dataset`), of which the keys' and values' own
+            // bytes are given; the table is the key table's entries and buckets.
+            let memory = store.memory();
+            let connections = stats.connection_table_bytes
+                + stats.connected_clients as usize * stats.buffer_bytes_per_client;
             write!(
                 text,
-                "# Memory\r\nused_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_in_force:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\nmem_allocator:{}\r\n\r\n",
-                store.bytes_used(),
+                "# Memory\r\nused_memory:{}\r\n",
+                memory.total() + connections
+            )?;
+            // The parts: with `extended-commands` (the host), for flash.
+            #[cfg(feature = "extended-commands")]
+            write!(
+                text,
+                "used_memory_dataset:{}\r\nused_memory_keys:{}\r\nused_memory_values:{}\r\nused_memory_table:{}\r\nused_memory_timers:{}\r\nused_memory_connections:{}\r\n",
+                memory.keys_and_values,
+                memory.keys,
+                memory.values,
+                memory.entries + memory.buckets,
+                memory.timers,
+                connections,
+            )?;
+            write!(
+                text,
+                "maxmemory:{}\r\nmaxmemory_in_force:{}\r\nused_memory_pct:{}\r\nkeys_used:{}\r\nkeys_capacity:{}\r\nmem_allocator:{}\r\n\r\n",
                 ctx.settings.capacity.max_memory,
                 store.bytes_capacity(),
                 store.bytes_used() * 100 / store.bytes_capacity().max(1),

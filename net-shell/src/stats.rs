@@ -156,12 +156,28 @@ pub struct Stats {
     pub commandstats: CommandStats,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
+    /// Bytes of the connection table for every client slot (smoltcp's sockets, the
+    /// connections, their timer slots): held from start, for `INFO memory`.
+    pub connection_table_bytes: usize,
+    /// Buffer bytes a connected client holds (receive, send and input buffers), for `INFO
+    /// memory`.
+    pub buffer_bytes_per_client: usize,
     /// The store's count of expired keys at the last `CONFIG RESETSTAT` (`INFO` shows the
     /// keys expired since).
     expired_keys_before_reset: u64,
 }
 
 impl Stats {
+    /// Zero counts, for a server whose connection table takes `table_bytes` and whose
+    /// connected clients hold `buffer_bytes_per_client` each.
+    pub(crate) fn for_connections(table_bytes: usize, buffer_bytes_per_client: usize) -> Self {
+        Self {
+            connection_table_bytes: table_bytes,
+            buffer_bytes_per_client,
+            ..Self::default()
+        }
+    }
+
     /// Keys expired since start or the last `CONFIG RESETSTAT`, of `store_total` (the
     /// store's count since it was made).
     pub fn expired_keys(&self, store_total: u64) -> u64 {
@@ -170,7 +186,7 @@ impl Stats {
 
     /// `CONFIG RESETSTAT`: every counter back to zero, as Redis' `resetServerStats`,
     /// `resetCommandTableStats` and `resetErrorTableStats`; `connected_clients` is a level,
-    /// not a count, and stays. `store_total` is the store's count of expired keys now.
+    /// not a count, and stays, as do the connection table's sizes. `store_total` is the store's count of expired keys now.
     ///
     /// # Examples
     ///
@@ -187,6 +203,8 @@ impl Stats {
     pub fn reset(&mut self, store_total: u64) {
         *self = Self {
             connected_clients: self.connected_clients,
+            connection_table_bytes: self.connection_table_bytes,
+            buffer_bytes_per_client: self.buffer_bytes_per_client,
             expired_keys_before_reset: store_total,
             ..Self::default()
         };

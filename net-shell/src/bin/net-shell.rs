@@ -81,9 +81,9 @@ struct Args {
     /// back up to this.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=ServerMemory::MAX_CLIENTS as u64 - 1))]
     maxclients: u64,
-    /// Memory for keys and values, in Redis' units (bytes, or 100mb, 1gb; 1k = 1000, 1kb =
-    /// 1024), at most 4gb. Reserved at start but only touched as keys arrive. Past it, writes
-    /// get Redis' -OOM error. `CONFIG SET maxmemory` can lower it, or raise it back up to this.
+    /// Memory for keys, values and the key table, in Redis' units (bytes, or 100mb, 1gb; 1k =
+    /// 1000, 1kb = 1024), at most 4gb. Taken only as keys arrive. Past it, writes get Redis'
+    /// -OOM error. `CONFIG SET maxmemory` can lower it, or raise it back up to this.
     #[arg(long, default_value = "1gb", value_parser = parse_maxmemory)]
     maxmemory: usize,
     /// The longest bulk argument, so the largest value, in Redis' units (Redis'
@@ -94,13 +94,15 @@ struct Args {
     /// Redis (client-query-buffer-limit). `CONFIG SET client-query-buffer-limit` changes it.
     #[arg(long, default_value = "1gb", value_parser = parse_bytes_limit)]
     client_query_buffer_limit: usize,
-    /// Key slots: the most keys held at once. Each costs about 64 bytes, written at start.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=StoreMemory::MAX_KEYS as u64))]
-    maxkeys: u64,
     /// Cluster mode, yes or no (Redis' cluster-enabled): a controller pushes the topology with
     /// Kvrocks' CLUSTERX SETNODEID and SETNODES, and keys of other nodes' slots get -MOVED.
     #[arg(long, default_value = "no", value_parser = parse_yes_no, action = clap::ArgAction::Set)]
     cluster_enabled: bool,
+    /// An optional cap on the keys held at once (past it, new keys get -OOM). Without it only
+    /// --maxmemory bounds them: the key table grows and shrinks with its keys, and its memory
+    /// counts against --maxmemory.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=StoreMemory::MAX_KEYS as u64))]
+    maxkeys: Option<u64>,
     /// Most keys expired per poll, so a mass expiry never stalls serving.
     #[arg(long, default_value_t = 1000)]
     expire_budget: usize,
@@ -266,7 +268,8 @@ fn run(args: Args) -> Result<(), String> {
     let seed = u64::from_le_bytes(seed.try_into().unwrap_or_default());
     let store = Store::with_hash_key(
         StoreMemory::allocate(
-            args.maxkeys as usize,
+            args.maxkeys
+                .map_or(StoreMemory::MAX_KEYS, |keys| keys as usize),
             StoreMemory::bytes_for(args.maxmemory),
         ),
         MAX_KEY,
@@ -352,7 +355,8 @@ fn run(args: Args) -> Result<(), String> {
                     server.port(),
                     capacity.max_clients,
                     capacity.max_memory,
-                    server.store().key_capacity()
+                    args.maxkeys
+                        .map_or_else(|| "none".to_owned(), |keys| keys.to_string())
                 );
                 let _ = std::io::stdout().flush();
             }

@@ -486,7 +486,7 @@ pub(crate) fn randomkey(
     // Any start will do: a mix of the time and the command count picks one.
     let mix = (now ^ ctx.stats.total_commands_processed.rotate_left(17))
         .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let start = (mix >> 32) as usize % ctx.store.key_capacity().max(1);
+    let start = (mix >> 32) as usize % ctx.store.key_slots().max(1);
     let key = ctx
         .store
         .key_at_or_after(start, now)

@@ -162,6 +162,7 @@ impl<'a> Server<'a> {
         if sizes.input < longest && !cfg!(feature = "alloc") {
             return Err(SetupError::InputBufferTooSmall { needed: longest });
         }
+        let connection_table_bytes = memory.table_bytes();
         let ServerMemory {
             sockets,
             clients: mut conns,
@@ -253,7 +254,10 @@ impl<'a> Server<'a> {
             },
             conn_timers: TimeoutListsOn::with_storage(timers),
             write_timers: TimeoutListsOn::with_storage(write_timers),
-            stats: Stats::default(),
+            stats: Stats::for_connections(
+                connection_table_bytes,
+                sizes.rx + sizes.tx + sizes.input,
+            ),
             #[cfg(not(feature = "alloc"))]
             limits: Limits::new(input, input),
             port: config.port,

@@ -167,6 +167,15 @@ impl<'a> ServerMemory<'a> {
         }
     }
 
+    /// Bytes of the connection table: socket slots, connections and their timer slots (not
+    /// the buffers).
+    pub(super) fn table_bytes(&self) -> usize {
+        use core::mem::size_of;
+        self.sockets.len() * size_of::<SocketStorage<'a>>()
+            + self.clients.len() * size_of::<ClientSlot<'a>>()
+            + (self.timers.len() + self.write_timers.len()) * size_of::<TimeoutSlot<u16>>()
+    }
+
     /// Client slots: TCP sockets on the port.
     pub fn clients(&self) -> usize {
         self.clients.len()

@@ -1,8 +1,9 @@
 //! The memory a [`Store`](super::Store) runs over: lent arrays ([`StoreArrays`], a board's
 //! `static`) or, with the `alloc` feature, memory allocated for sizes chosen at run time.
 
+use super::chunks::Chunks;
 use super::hash_table::{Entry, NIL};
-use super::key_timers::TimerSlot;
+use super::timer_segments::{KeyTimers, TimerSlot};
 use crate::memory::Memory;
 use crate::pool::Pool;
 
@@ -26,16 +27,17 @@ impl Default for KeySlot {
 /// The memory a [`Store`](super::Store) runs over: a key table of some number of keys (each key's entry,
 /// hash bucket and timer slot) and a byte pool for keys and values.
 ///
-/// Either arrays the caller lends ([`StoreArrays`], a board's `static`), or, with the `alloc`
-/// feature, memory [`allocate`](Self::allocate)d for sizes chosen at run time (the host's
-/// flags). The store is the same code over both.
+/// Either arrays the caller lends ([`StoreArrays`], a board's `static`: a fixed table), or,
+/// with the `alloc` feature, memory [`allocate`](Self::allocate)d as keys arrive (the host:
+/// a table that grows and shrinks with its keys). The store is the same code over both: growth
+/// is a capability of the memory, not a second store.
 pub struct StoreMemory<'a> {
-    pub(super) entries: Memory<'a, KeySlot>,
-    pub(super) buckets: Memory<'a, u32>,
-    pub(super) timers: Memory<'a, TimerSlot<u32>>,
+    pub(super) entries: Chunks<'a, KeySlot>,
+    pub(super) buckets: Chunks<'a, u32>,
+    pub(super) timers: KeyTimers<'a>,
     pub(super) bytes: Memory<'a, u8>,
-    /// Made empty just now (allocated): the store need not clear it.
-    pub(super) fresh: bool,
+    /// The most keys: the shortest of the lent arrays, or the cap given to `allocate`.
+    pub(super) keys: usize,
 }
 
 impl StoreMemory<'_> {
@@ -57,12 +59,15 @@ impl StoreMemory<'_> {
         Pool::len_for(usable)
     }
 
-    /// Memory for `keys` keys (at most [`MAX_KEYS`](Self::MAX_KEYS)) and a pool of `bytes`
-    /// bytes for keys and values (as [`StoreArrays`]' `BYTES`; a store uses at most 4 GiB of
-    /// it), from the global allocator. [`bytes_for`](Self::bytes_for) says how many bytes
-    /// make a given [`Store::bytes_usable`](super::Store::bytes_usable).
+    /// Memory for up to `keys` keys (at most [`MAX_KEYS`](Self::MAX_KEYS)) and a pool of
+    /// `bytes` bytes for keys and values (as [`StoreArrays`]' `BYTES`; a store uses at most
+    /// 4 GiB of it), from the global allocator. [`bytes_for`](Self::bytes_for) says how many
+    /// bytes make a given [`Store::bytes_usable`](super::Store::bytes_usable).
     ///
-    /// The key table (about 64 bytes per key) is written at once. The pool is zeroed memory
+    /// Nothing of the key table is allocated yet: its entries, buckets and timers come in
+    /// chunks as keys arrive (a few hundred KiB at a time, never moving a key), and go again as
+    /// keys leave; what they hold counts against the store's byte limit
+    /// ([`Store::set_bytes_limit`](super::Store::set_bytes_limit)). The pool is zeroed memory
     /// from the allocator, so its pages cost no RSS until keys reach them: a large
     /// `--maxmemory` on an idle host server stays cheap.
     ///
@@ -79,14 +84,13 @@ impl StoreMemory<'_> {
     /// ```
     #[cfg(feature = "alloc")]
     pub fn allocate(keys: usize, bytes: usize) -> StoreMemory<'static> {
-        use alloc::vec::Vec;
         let keys = keys.min(Self::MAX_KEYS);
         StoreMemory {
-            entries: Memory::from(alloc::vec![KeySlot::new(); keys]),
-            buckets: Memory::from(alloc::vec![NIL; keys]),
-            timers: Memory::from((0..keys).map(|_| TimerSlot::new()).collect::<Vec<_>>()),
+            entries: Chunks::growing(keys),
+            buckets: Chunks::growing(keys),
+            timers: KeyTimers::growing(keys),
             bytes: Memory::from(alloc::vec![0u8; bytes]),
-            fresh: true,
+            keys,
         }
     }
 }
@@ -135,11 +139,11 @@ impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, B
 {
     fn from(arrays: &'a mut StoreArrays<KEYS, BYTES>) -> Self {
         Self {
-            entries: Memory::from(&mut arrays.entries[..]),
-            buckets: Memory::from(&mut arrays.buckets[..]),
-            timers: Memory::from(&mut arrays.timers[..]),
+            entries: Chunks::lent(Memory::from(&mut arrays.entries[..])),
+            buckets: Chunks::lent(Memory::from(&mut arrays.buckets[..])),
+            timers: KeyTimers::lent(Memory::from(&mut arrays.timers[..])),
             bytes: Memory::from(&mut arrays.bytes[..]),
-            fresh: false,
+            keys: KEYS.min(StoreMemory::MAX_KEYS),
         }
     }
 }

@@ -1,15 +1,23 @@
-//! The key table: entries numbered from 1 in the caller's memory, chained by hash in buckets,
-//! freed entries kept on a free list. Each entry points at its key and value in the pool. The
-//! hash is keyed ([`HashKey`](super::HashKey)), so which keys share a bucket cannot be known without the key.
+//! The key table: entries numbered from 1, chained by hash in buckets, freed entries kept on a
+//! free list. Each entry points at its key and value in the pool. The hash is keyed
+//! ([`HashKey`](super::HashKey)), so which keys share a bucket cannot be known without the key.
+//!
+//! The buckets grow and shrink by linear hashing (Litwin's): there are `base + split` buckets,
+//! and a key's bucket is its hash modulo `base`, or modulo `2 * base` where that bucket was
+//! already split. Each key added past one per bucket splits one more bucket (its chain divides
+//! in two); each key removed below one per two buckets merges the last one back. So no write
+//! moves more than one chain, whatever the table's size, and entries never move at all (a
+//! `SCAN` cursor stays valid). Lent memory has all its buckets from the start.
 
 use core::hash::Hasher as _;
 
 use siphasher::sip::SipHasher13;
 
+use super::chunks::Chunks;
+use super::timer_segments::KeyTimer;
 use super::{KeySlot, Store, StoreError};
-use crate::memory::Memory;
 use crate::pool::Owners;
-use timer_core::{TimerId, TimerQueue};
+use timer_core::TimerId;
 
 /// "No entry". Entries are numbered from 1 so that an empty store is all zero bytes: a
 /// `static` of it lands in `.bss` (no flash image, no stack temporary at boot).
@@ -31,7 +39,10 @@ pub(super) struct Entry {
     pub(super) offset: u32,
     pub(super) key_len: u32,
     pub(super) value_len: u32,
-    pub(super) timer: Option<TimerId>,
+    /// The key's timer, in segment `timer_segment` of the key timers (two fields rather than
+    /// one [`KeyTimer`], which would pad the entry by 4 bytes).
+    timer: Option<TimerId>,
+    timer_segment: u16,
     /// Given anew on each write to the key (`WATCH` compares it).
     #[cfg(feature = "alloc")]
     pub(super) stamp: u32,
@@ -46,12 +57,26 @@ impl Entry {
         key_len: 0,
         value_len: 0,
         timer: None,
+        timer_segment: 0,
         #[cfg(feature = "alloc")]
         stamp: 0,
     };
+
+    /// The key's timer, if it has a time to live.
+    pub(super) fn timer(&self) -> Option<KeyTimer> {
+        self.timer.map(|id| KeyTimer {
+            segment: self.timer_segment,
+            id,
+        })
+    }
+
+    pub(super) fn set_timer(&mut self, timer: Option<KeyTimer>) {
+        self.timer = timer.map(|t| t.id);
+        self.timer_segment = timer.map_or(0, |t| t.segment);
+    }
 }
 
-pub(super) struct Entries<'a>(pub(super) Memory<'a, KeySlot>);
+pub(super) struct Entries<'a>(pub(super) Chunks<'a, KeySlot>);
 
 impl Entries<'_> {
     pub(super) fn get(&self, position: usize) -> Option<&Entry> {
@@ -71,6 +96,72 @@ impl Owners for Entries<'_> {
     }
 }
 
+/// The hash buckets: chain heads, `base + split` of them in use (linear hashing).
+pub(super) struct Buckets<'a> {
+    pub(super) heads: Chunks<'a, u32>,
+    /// A power of two: buckets below `split` were split into `b` and `b + base`.
+    base: usize,
+    split: usize,
+}
+
+impl<'a> Buckets<'a> {
+    /// Over lent heads, all of them from the start (the table cannot grow, so it is as large
+    /// as it will be); over growing ones, one bucket.
+    pub(super) fn new(heads: Chunks<'a, u32>) -> Self {
+        let mut buckets = Self {
+            heads,
+            base: 1,
+            split: 0,
+        };
+        buckets.start();
+        buckets
+    }
+
+    /// Sets the bucket count an empty table starts with.
+    fn start(&mut self) {
+        let count = if self.heads.len() == self.heads.limit() {
+            self.heads.len().max(1)
+        } else {
+            1
+        };
+        self.base = 1 << count.ilog2();
+        self.split = count - self.base;
+    }
+
+    /// Buckets in use.
+    #[cfg(feature = "alloc")]
+    const fn count(&self) -> usize {
+        self.base + self.split
+    }
+
+    /// The bucket of `hash`.
+    pub(super) fn of(&self, hash: u32) -> usize {
+        let hash = hash as usize;
+        let bucket = hash & (self.base - 1);
+        if bucket < self.split {
+            hash & (2 * self.base - 1)
+        } else {
+            bucket
+        }
+    }
+
+    fn head(&self, bucket: usize) -> u32 {
+        self.heads.get(bucket).copied().unwrap_or(NIL)
+    }
+
+    fn set_head(&mut self, bucket: usize, index: u32) {
+        if let Some(head) = self.heads.get_mut(bucket) {
+            *head = index;
+        }
+    }
+
+    /// Back to one empty bucket; allocated chunks are given back.
+    pub(super) fn clear(&mut self) {
+        self.heads.reset(NIL);
+        self.start();
+    }
+}
+
 impl Store<'_> {
     pub(super) fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
         let index = if self.free != NIL {
@@ -84,30 +175,44 @@ impl Store<'_> {
             .pool
             .plan(key.len() + value.len(), None)
             .ok_or(StoreError::BytesFull)?;
+        if position(index) >= self.entries.0.len() || self.buckets.heads.len() == 0 {
+            // Never refused for memory: the key's bytes fit, and the chunks count against the
+            // limit from now on (see `account_growth`). The first key brings the first bucket.
+            if position(index) >= self.entries.0.len() {
+                self.entries.0.grow(KeySlot::new());
+            }
+            if self.buckets.heads.len() == 0 {
+                self.buckets.heads.grow(NIL);
+            }
+            self.account_growth();
+        }
         let offset = self.pool.place(plan, index, &mut self.entries);
         if index == self.free {
-            self.free = self.entries.0[position(index)].0.next;
+            self.free = self.entries.get(position(index)).map_or(NIL, |e| e.next);
         } else {
             self.unused_from += 1;
         }
         self.write_block(offset, key, value);
         let hash = self.hash(key);
-        let bucket = self.bucket(hash);
-        // (The update fills `stamp`, there with the `alloc` feature.)
-        #[allow(clippy::needless_update)]
+        let bucket = self.buckets.of(hash);
         let entry = Entry {
             used: true,
-            next: self.buckets[bucket],
+            next: self.buckets.head(bucket),
             hash,
             offset,
             key_len: key.len() as u32,
             value_len: value.len() as u32,
-            timer: None,
             ..Entry::VACANT
         };
-        self.entries.0[position(index)].0 = entry;
-        self.buckets[bucket] = index;
+        if let Some(slot) = self.entries.get_mut(position(index)) {
+            *slot = entry;
+        }
+        self.buckets.set_head(bucket, index);
         self.len += 1;
+        self.key_bytes += key.len();
+        self.value_bytes += value.len();
+        #[cfg(feature = "alloc")]
+        self.split_bucket();
         Ok(index)
     }
 
@@ -123,14 +228,9 @@ impl Store<'_> {
         hasher.finish() as u32
     }
 
-    /// The hash bucket of `hash` (an index into `buckets`, unless the store has no keys).
-    pub(super) fn bucket(&self, hash: u32) -> usize {
-        hash as usize % self.keys.max(1)
-    }
-
     pub(super) fn find(&self, key: &[u8]) -> Option<u32> {
         let hash = self.hash(key);
-        let mut at = self.buckets.get(self.bucket(hash)).copied().unwrap_or(NIL);
+        let mut at = self.buckets.head(self.buckets.of(hash));
         while at != NIL {
             let entry = self.entry(at)?;
             if entry.hash == hash
@@ -148,31 +248,130 @@ impl Store<'_> {
         let Some(entry) = self.entry(index).copied() else {
             return;
         };
-        if let Some(id) = entry.timer {
-            let _ = self.timers.cancel(id);
+        if let Some(timer) = entry.timer() {
+            let capacity = self.timers.capacity();
+            let _ = self.timers.cancel(timer);
+            self.account_timers(capacity);
         }
         // Unlink from the bucket chain.
-        let bucket = self.bucket(entry.hash);
-        if self.buckets[bucket] == index {
-            self.buckets[bucket] = entry.next;
+        let bucket = self.buckets.of(entry.hash);
+        if self.buckets.head(bucket) == index {
+            self.buckets.set_head(bucket, entry.next);
         } else {
-            let mut at = self.buckets[bucket];
-            while at != NIL {
-                let next = self.entries.0[position(at)].0.next;
-                if next == index {
-                    self.entries.0[position(at)].0.next = entry.next;
+            let mut at = self.buckets.head(bucket);
+            while let Some(e) = self.entries.get_mut(position(at)) {
+                if e.next == index {
+                    e.next = entry.next;
                     break;
                 }
-                at = next;
+                at = e.next;
             }
         }
         self.pool.free(entry.offset);
-        self.entries.0[position(index)].0 = Entry {
-            next: self.free,
-            ..Entry::VACANT
-        };
+        if let Some(slot) = self.entries.get_mut(position(index)) {
+            *slot = Entry {
+                next: self.free,
+                ..Entry::VACANT
+            };
+        }
         self.free = index;
         self.len -= 1;
+        self.key_bytes -= entry.key_len as usize;
+        self.value_bytes -= entry.value_len as usize;
+        #[cfg(feature = "alloc")]
+        self.merge_bucket();
+    }
+
+    /// After a key was added: splits one bucket while there are more keys than buckets and
+    /// room for one more (allocating a chunk of buckets if needed).
+    #[cfg(feature = "alloc")]
+    fn split_bucket(&mut self) {
+        let buckets = &mut self.buckets;
+        if self.len <= buckets.count() || buckets.count() >= buckets.heads.limit() {
+            return;
+        }
+        if buckets.count() >= buckets.heads.len() {
+            buckets.heads.grow(NIL);
+            self.account_growth();
+        }
+        let buckets = &mut self.buckets;
+        let (from, to) = (buckets.split, buckets.split + buckets.base);
+        let mask = 2 * buckets.base - 1;
+        // Divide `from`'s chain: entries whose hash now says `to` move there, in order.
+        let mut at = buckets.head(from);
+        let (mut keep, mut moved) = (NIL, NIL);
+        buckets.set_head(from, NIL);
+        buckets.set_head(to, NIL);
+        while let Some(entry) = self.entries.get_mut(position(at)) {
+            let next = entry.next;
+            let (bucket, tail) = if entry.hash as usize & mask == to {
+                (to, &mut moved)
+            } else {
+                (from, &mut keep)
+            };
+            entry.next = NIL;
+            match self.entries.get_mut(position(*tail)) {
+                Some(last) => last.next = at,
+                None => buckets.set_head(bucket, at),
+            }
+            *tail = at;
+            at = next;
+        }
+        buckets.split += 1;
+        if buckets.split == buckets.base {
+            buckets.base *= 2;
+            buckets.split = 0;
+        }
+    }
+
+    /// After a key was removed: merges the last bucket into its twin while there are fewer
+    /// keys than half the buckets, and gives back chunks of buckets no longer used.
+    #[cfg(feature = "alloc")]
+    fn merge_bucket(&mut self) {
+        // Two a time, so the buckets keep up with keys removed in a row.
+        for _ in 0..2 {
+            self.merge_one_bucket();
+        }
+    }
+
+    #[cfg(feature = "alloc")]
+    fn merge_one_bucket(&mut self) {
+        let buckets = &mut self.buckets;
+        // Lent buckets stay as they are: there is nothing to give back.
+        if self.len * 2 >= buckets.count()
+            || buckets.count() <= 1
+            || buckets.heads.allocated_bytes() == 0
+        {
+            return;
+        }
+        if buckets.split == 0 {
+            buckets.base /= 2;
+            buckets.split = buckets.base;
+        }
+        buckets.split -= 1;
+        let (into, from) = (buckets.split, buckets.split + buckets.base);
+        // `from`'s chain goes in front of `into`'s.
+        let moved = buckets.head(from);
+        buckets.set_head(from, NIL);
+        if moved != NIL {
+            let mut last = moved;
+            while let Some(next) = self.entries.get(position(last)).map(|e| e.next) {
+                if next == NIL {
+                    break;
+                }
+                last = next;
+            }
+            let rest = buckets.head(into);
+            if let Some(entry) = self.entries.get_mut(position(last)) {
+                entry.next = rest;
+            }
+            buckets.set_head(into, moved);
+        }
+        let before = buckets.heads.allocated_bytes();
+        buckets.heads.shrink_to(buckets.count());
+        if buckets.heads.allocated_bytes() != before {
+            self.account_growth();
+        }
     }
 }
 

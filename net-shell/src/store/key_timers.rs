@@ -2,25 +2,10 @@
 //! key. A key is live through its deadline and gone from the next tick: removed when a command
 //! meets it ([`find_live`](Store::find_live)) or when its timer fires ([`Store::expire`]).
 
-#[cfg(not(feature = "key-timers-wheel"))]
-pub(super) use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as KeyTimersOn};
-use timer_core::{Tick, TimerQueue};
-#[cfg(feature = "key-timers-wheel")]
-pub(super) use timer_core::{TimerWheelOn as KeyTimersOn, WheelSlot as TimerSlot};
+use timer_core::Tick;
 
 use super::hash_table::{position, Entry};
 use super::Store;
-use crate::memory::Memory;
-
-/// The store's key timers, one per volatile key, over the timer slots of its [`StoreMemory`](super::StoreMemory).
-///
-/// With `alloc` (a host sized at run time, up to millions of keys), timer-core's wheel: O(1)
-/// per operation whatever the count, for 5 KiB of list heads that do not grow with it. Without
-/// (a board's static arrays, a few hundred keys at most), timer-core's 4-ary heap: O(log n)
-/// with a tiny n, and nothing beyond its slots (32 bytes each, 8 more than the wheel's), so a
-/// 128-key board saves some 4 KiB of RAM. Both keep the same contract ([`TimerQueue`]):
-/// deadline order, equal deadlines first in first out, budgeted expiry.
-pub type KeyTimers<'a> = KeyTimersOn<u32, Memory<'a, TimerSlot<u32>>>;
 
 /// What a write does to the key's time to live.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -127,20 +112,19 @@ impl Store<'_> {
         mut removed: impl FnMut(&[u8]),
     ) -> timer_core::Sweep {
         let mut fired = 0;
+        let capacity = self.timers.capacity();
         while fired < budget {
             let Some(expired) = self.timers.pop_expired(now) else {
+                self.account_timers(capacity);
                 return timer_core::Sweep {
                     fired,
                     more_due: false,
                 };
             };
-            let index = expired.value;
-            if self
-                .entry(index)
-                .is_some_and(|e| e.timer == Some(expired.id))
-            {
+            let (timer, index) = expired;
+            if self.entry(index).is_some_and(|e| e.timer() == Some(timer)) {
                 if let Some(entry) = self.entries.get_mut(position(index)) {
-                    entry.timer = None;
+                    entry.set_timer(None);
                     removed(self.pool.slice(entry.offset, entry.key_len as usize));
                 }
                 self.remove_index(index);
@@ -148,6 +132,7 @@ impl Store<'_> {
                 fired += 1;
             }
         }
+        self.account_timers(capacity);
         timer_core::Sweep {
             fired,
             more_due: self.timers.has_expired(now),
@@ -158,10 +143,10 @@ impl Store<'_> {
     /// persistent.
     pub fn deadline(&mut self, key: &[u8], now: Tick) -> Option<Option<Tick>> {
         let index = self.find_live(key, now)?;
-        let timer = self.entry(index)?.timer;
+        let timer = self.entry(index)?.timer();
         Some(
             timer
-                .and_then(|id| self.timers.deadline(id))
+                .and_then(|timer| self.timers.deadline(timer))
                 .map(deadline_of_timer),
         )
     }
@@ -187,23 +172,34 @@ impl Store<'_> {
     }
 
     pub(super) fn apply_ttl(&mut self, index: u32, ttl: Ttl) {
-        let current = self.entry(index).and_then(|e| e.timer);
+        let current = self.entry(index).and_then(Entry::timer);
+        let capacity = self.timers.capacity();
         let timer = match (ttl, current) {
             (Ttl::Keep, current) => current,
             (Ttl::Persist, None) => None,
-            (Ttl::Persist, Some(id)) => {
-                let _ = self.timers.cancel(id);
+            (Ttl::Persist, Some(timer)) => {
+                let _ = self.timers.cancel(timer);
                 None
             }
-            (Ttl::At(at), Some(id)) => match self.timers.reschedule(id, timer_for_deadline(at)) {
-                Ok(()) => Some(id),
-                Err(_) => self.timers.insert(timer_for_deadline(at), index).ok(),
-            },
-            // The timer queue has one slot per key: this cannot be full.
-            (Ttl::At(at), None) => self.timers.insert(timer_for_deadline(at), index).ok(),
+            (Ttl::At(at), Some(timer)) if self.timers.reschedule(timer, timer_for_deadline(at)) => {
+                Some(timer)
+            }
+            // The key timers have (or make) a slot for every key: this cannot be full.
+            (Ttl::At(at), _) => self.timers.insert(timer_for_deadline(at), index),
         };
         if let Some(entry) = self.entries.get_mut(position(index)) {
-            entry.timer = timer;
+            entry.set_timer(timer);
+        }
+        self.account_timers(capacity);
+    }
+
+    /// Accounts for the key timers' growth or shrinking since they had `capacity` slots
+    /// (lent timers never change).
+    #[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
+    pub(super) fn account_timers(&mut self, capacity: usize) {
+        #[cfg(feature = "alloc")]
+        if self.timers.capacity() != capacity {
+            self.account_growth();
         }
     }
 
@@ -232,8 +228,8 @@ impl Store<'_> {
     /// Whether `entry`'s deadline is `< now` (its timer `<= now`).
     pub(super) fn is_expired(&self, entry: &Entry, now: Tick) -> bool {
         entry
-            .timer
-            .and_then(|id| self.timers.deadline(id))
+            .timer()
+            .and_then(|timer| self.timers.deadline(timer))
             .is_some_and(|at| at <= now)
     }
 }

@@ -1,12 +1,16 @@
 //! The key space: string keys with optional time-to-live, fixed capacity, over memory the
 //! caller provides ([`StoreMemory`]: arrays in a `static`, or allocated at run time).
 //!
-//! Entries live in a fixed table with hash chains; key and value bytes share one byte pool of
+//! Entries live in a table with hash chains; key and value bytes share one byte pool of
 //! size-classed blocks in which no write moves more than [`MAX_BYTES_MOVED`] bytes of other
 //! keys (see [`Store::bytes_used`] for what that costs). Each volatile key has exactly one
-//! timer in a timer queue of the same capacity as the table ([`KeyTimers`]), so timer capacity
-//! can never be what fails. A key is invisible from its deadline on (checked on every access)
-//! and is removed by its timer within one tick of it.
+//! timer in the key timers, which have a slot for every key the table can hold, so timer
+//! capacity can never be what fails. A key is invisible from its deadline on (checked on every
+//! access) and is removed by its timer within one tick of it.
+//!
+//! Over lent arrays (a board) the table is fixed. Over allocated memory (a host) its entries,
+//! buckets and timers grow in chunks as keys arrive and shrink as they leave, without ever
+//! moving a key: [`Store::memory`] says what each part holds.
 //!
 //! One concern per file:
 //!
@@ -14,22 +18,29 @@
 //! | --- | --- |
 //! | `mod.rs` | [`Store`]: reading and writing keys, limits |
 //! | `arrays.rs` | [`StoreMemory`], [`StoreArrays`]: the memory a store runs over |
-//! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash), the free list |
-//! | `key_timers.rs` | [`Ttl`], [`KeyTimers`]: deadlines, expiry on access and by timer |
+//! | `chunks.rs` | arrays that grow and shrink in chunks (the table's entries and buckets) |
+//! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash, linear hashing), the free list |
+//! | `key_timers.rs` | [`Ttl`]: deadlines, expiry on access and by timer |
+//! | `timer_segments.rs` | the key timers: timer-core queues, added as volatile keys arrive |
+//! | `usage.rs` | [`MemoryUse`]: what the store's memory holds, and the byte limit |
 
 mod arrays;
+mod chunks;
 mod hash_table;
 mod key_timers;
+mod timer_segments;
+mod usage;
 
 use core::fmt;
 
-use timer_core::{Tick, TimerQueue};
+use timer_core::Tick;
 
-use crate::memory::Memory;
 use crate::pool::Pool;
 pub use arrays::{KeySlot, StoreArrays, StoreMemory};
-use hash_table::{position, Entries, Entry, NIL};
-pub use key_timers::{KeyTimers, Ttl};
+use hash_table::{position, Buckets, Entries, Entry, NIL};
+pub use key_timers::Ttl;
+use timer_segments::KeyTimers;
+pub use usage::MemoryUse;
 
 /// The most bytes of other keys' blocks one write moves, whatever the size of the store: a
 /// write that needs a block where the free bytes are scattered may slide the blocks of a window
@@ -88,12 +99,18 @@ impl core::error::Error for StoreError {}
 /// ```
 pub struct Store<'a> {
     entries: Entries<'a>,
-    buckets: Memory<'a, u32>,
-    /// Key capacity: the shortest of the key table's arrays.
+    buckets: Buckets<'a>,
+    /// Key capacity: the shortest of the lent arrays, or the cap of allocated memory.
     keys: usize,
+    /// The most bytes keys, values and the table's allocated chunks may take together.
+    bytes_limit: usize,
     free: u32,
     unused_from: u32,
     len: usize,
+    /// Bytes of the keys themselves (no headers, no rounding).
+    key_bytes: usize,
+    /// Bytes of the values themselves.
+    value_bytes: usize,
     pool: Pool<'a>,
     timers: KeyTimers<'a>,
     max_key_len: usize,
@@ -178,28 +195,24 @@ impl<'a> Store<'a> {
             mut buckets,
             timers,
             bytes,
-            fresh,
+            keys,
         } = memory;
-        let keys = entries
-            .len()
-            .min(buckets.len())
-            .min(timers.len())
-            .min(StoreMemory::MAX_KEYS);
-        // Lent memory may hold an earlier store's keys. (Allocated memory is empty already,
-        // and its untouched bucket pages cost no RSS.)
-        if !fresh {
-            entries[..keys].fill(KeySlot::new());
-            buckets[..keys].fill(NIL);
-        }
+        // Lent memory may hold an earlier store's keys. (Allocated memory has none yet.)
+        entries.fill_first(keys, KeySlot::new());
+        buckets.fill_first(keys, NIL);
+        let pool = Pool::new(bytes);
         Self {
             entries: Entries(entries),
-            buckets,
+            buckets: Buckets::new(buckets),
             keys,
+            bytes_limit: usize::MAX,
             free: NIL,
             unused_from: 0,
             len: 0,
-            pool: Pool::new(bytes),
-            timers: KeyTimers::with_storage(timers),
+            key_bytes: 0,
+            value_bytes: 0,
+            pool,
+            timers,
             max_key_len,
             max_value_len,
             expired_keys: 0,
@@ -221,9 +234,16 @@ impl<'a> Store<'a> {
         self.len == 0
     }
 
-    /// The key capacity.
+    /// The most keys the store can hold: the lent arrays' length, or the cap given to
+    /// [`StoreMemory::allocate`] (whose table grows up to it as memory allows).
     pub const fn key_capacity(&self) -> usize {
         self.keys
+    }
+
+    /// Key slots numbered so far: [`key_at_or_after`](Self::key_at_or_after) finds every key
+    /// below this slot.
+    pub const fn key_slots(&self) -> usize {
+        self.unused_from as usize
     }
 
     /// Pool bytes held by keys: for each key, an 8-byte header plus its key and value, rounded
@@ -255,9 +275,10 @@ impl<'a> Store<'a> {
         self.pool.used()
     }
 
-    /// Pool bytes keys can use: the limit set by [`set_bytes_limit`](Self::set_bytes_limit),
-    /// else the pool's bytes rounded down to 16, less (in a store of more than
-    /// [`MAX_BYTES_MOVED`] bytes) 4 bytes of bookkeeping per 4 KiB.
+    /// Pool bytes keys can use: the limit set by [`set_bytes_limit`](Self::set_bytes_limit)
+    /// less what the table has allocated as it grew, else the pool's bytes rounded down to 16,
+    /// less (in a store of more than [`MAX_BYTES_MOVED`] bytes) 4 bytes of bookkeeping per
+    /// 4 KiB.
     pub const fn bytes_capacity(&self) -> usize {
         self.pool.capacity()
     }
@@ -270,7 +291,9 @@ impl<'a> Store<'a> {
     }
 
     /// Keys and values may take at most `limit` pool bytes from now on (Redis' `maxmemory`),
-    /// clamped to [`bytes_usable`](Self::bytes_usable); returns the limit now in force. Keys
+    /// less what the table has allocated as it grew ([`MemoryUse::allocated_table`]), clamped
+    /// to [`bytes_usable`](Self::bytes_usable); returns the limit now in force for keys and
+    /// values ([`bytes_capacity`](Self::bytes_capacity)). Keys
     /// already stored stay, even above a lowered limit: writes that would grow the total are
     /// refused with [`StoreError::BytesFull`] until deletes bring it under.
     ///
@@ -287,7 +310,8 @@ impl<'a> Store<'a> {
     /// assert_eq!(store.set(b"k", &[0; 100], Ttl::Persist, 0), Ok(()));
     /// ```
     pub fn set_bytes_limit(&mut self, limit: usize) -> usize {
-        self.pool.set_limit(limit);
+        self.bytes_limit = limit;
+        self.account_growth();
         self.pool.capacity()
     }
 
@@ -394,16 +418,14 @@ impl<'a> Store<'a> {
     /// assert_eq!(keys, [b"a".to_vec()]); // b is past its deadline
     /// ```
     pub fn key_at_or_after(&self, slot: usize, now: Tick) -> Option<(usize, &[u8])> {
-        let entries = self.entries.0.get(slot..self.keys)?;
-        let (offset, entry) = entries
-            .iter()
-            .map(|slot| &slot.0)
-            .enumerate()
+        let (at, entry) = self
+            .entries
+            .0
+            .iter_from(slot)
+            .take(self.key_slots().saturating_sub(slot))
+            .map(|(at, slot)| (at, &slot.0))
             .find(|(_, e)| e.used && !self.is_expired(e, now))?;
-        Some((
-            slot + offset,
-            self.pool.slice(entry.offset, entry.key_len as usize),
-        ))
+        Some((at, self.pool.slice(entry.offset, entry.key_len as usize)))
     }
 
     /// Deletes a key; returns whether a live key was deleted.
@@ -419,13 +441,16 @@ impl<'a> Store<'a> {
 
     /// Removes every key.
     pub fn clear(&mut self) {
-        let _ = self.timers.drain().count();
-        self.entries.0[..self.keys].fill(KeySlot::new());
-        self.buckets.fill(NIL);
+        self.timers.clear();
+        self.entries.0.reset(KeySlot::new());
+        self.buckets.clear();
         self.free = NIL;
         self.unused_from = 0;
         self.len = 0;
+        self.key_bytes = 0;
+        self.value_bytes = 0;
         self.pool.clear();
+        self.account_growth();
     }
 
     /// Sets `key` to `value`, creating it if needed.
@@ -471,8 +496,10 @@ impl<'a> Store<'a> {
                 };
                 if expired {
                     // The key is made anew in its old slot: it loses its time to live.
-                    if let Some(id) = entry.timer {
-                        let _ = self.timers.cancel(id);
+                    if let Some(timer) = entry.timer() {
+                        let capacity = self.timers.capacity();
+                        let _ = self.timers.cancel(timer);
+                        self.account_timers(capacity);
                     }
                     self.expired_keys += 1;
                 }
@@ -480,9 +507,10 @@ impl<'a> Store<'a> {
                 self.write_block(offset, key, value);
                 if let Some(e) = self.entries.get_mut(position(index)) {
                     e.offset = offset;
+                    self.value_bytes = self.value_bytes + value.len() - e.value_len as usize;
                     e.value_len = value.len() as u32;
                     if expired {
-                        e.timer = None;
+                        e.set_timer(None);
                     }
                 }
                 index

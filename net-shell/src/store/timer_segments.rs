@@ -1,0 +1,254 @@
+//! The store's key timers: one timer-core queue over lent slots (a board's), or, in a store
+//! sized at run time, queues added as volatile keys arrive.
+//!
+//! A timer-core queue runs over one slice it clears when it is made, so a queue cannot grow in
+//! place. More keys with a time to live get another queue (a segment) of up to
+//! [`MAX_SEGMENT`] slots, made in one step of at most some 3 MiB; an empty last segment goes
+//! again once the others have room to spare. A key's timer is named by its segment and its
+//! [`TimerId`] there.
+
+use timer_core::{Expired, Tick, TimerId, TimerQueue};
+
+#[cfg(not(feature = "key-timers-wheel"))]
+pub(super) use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as QueueOn};
+#[cfg(feature = "key-timers-wheel")]
+pub(super) use timer_core::{TimerWheelOn as QueueOn, WheelSlot as TimerSlot};
+
+use crate::memory::Memory;
+
+/// One segment: timer-core's wheel with `key-timers-wheel` (a host's millions of keys: O(1) per
+/// operation, 5 KiB of list heads per segment), else its 4-ary heap (a board's few hundred:
+/// O(log n) with a tiny n, nothing beyond its slots). Both keep [`TimerQueue`]'s contract:
+/// deadline order, equal deadlines first in first out, budgeted expiry.
+type Queue<'a> = QueueOn<u32, Memory<'a, TimerSlot<u32>>>;
+
+/// Slots of the first segment a growing store makes (fewer if it holds fewer keys: then one
+/// segment is all there is).
+#[cfg(feature = "alloc")]
+const FIRST_SEGMENT: usize = 1024;
+/// The most slots of one segment: each new one doubles the slots, up to this.
+#[cfg(feature = "alloc")]
+pub(super) const MAX_SEGMENT: usize = 1 << 17;
+
+/// A key's timer: its segment and its id there.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct KeyTimer {
+    pub(super) segment: u16,
+    pub(super) id: TimerId,
+}
+
+/// The key timers, one per volatile key.
+pub(super) struct KeyTimers<'a> {
+    first: Queue<'a>,
+    #[cfg(feature = "alloc")]
+    more: alloc::vec::Vec<Queue<'a>>,
+    /// Whether segments are added as needed (memory sized at run time).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    growing: bool,
+    /// The most slots in all: one per key the store can hold.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    limit: usize,
+    /// No segment below this one has a free slot.
+    room_from: usize,
+}
+
+impl<'a> KeyTimers<'a> {
+    /// Over lent slots: one segment, never more.
+    pub(super) fn lent(slots: Memory<'a, TimerSlot<u32>>) -> Self {
+        Self {
+            first: Queue::with_storage(slots),
+            #[cfg(feature = "alloc")]
+            more: alloc::vec::Vec::new(),
+            growing: false,
+            limit: 0,
+            room_from: 0,
+        }
+    }
+
+    /// No slots yet; segments are added as keys get a time to live, up to `limit` slots.
+    #[cfg(feature = "alloc")]
+    pub(super) fn growing(limit: usize) -> Self {
+        Self {
+            first: Queue::with_storage(Memory::empty()),
+            more: alloc::vec::Vec::new(),
+            growing: true,
+            limit,
+            room_from: 0,
+        }
+    }
+
+    fn segments(&self) -> impl Iterator<Item = &Queue<'a>> {
+        let first = core::iter::once(&self.first);
+        #[cfg(feature = "alloc")]
+        return first.chain(self.more.iter());
+        #[cfg(not(feature = "alloc"))]
+        first
+    }
+
+    fn segment(&self, segment: u16) -> Option<&Queue<'a>> {
+        match segment.checked_sub(1) {
+            None => Some(&self.first),
+            #[cfg(feature = "alloc")]
+            Some(at) => self.more.get(usize::from(at)),
+            #[cfg(not(feature = "alloc"))]
+            Some(_) => None,
+        }
+    }
+
+    fn segment_mut(&mut self, segment: u16) -> Option<&mut Queue<'a>> {
+        match segment.checked_sub(1) {
+            None => Some(&mut self.first),
+            #[cfg(feature = "alloc")]
+            Some(at) => self.more.get_mut(usize::from(at)),
+            #[cfg(not(feature = "alloc"))]
+            Some(_) => None,
+        }
+    }
+
+    fn segment_count(&self) -> usize {
+        #[cfg(feature = "alloc")]
+        return 1 + self.more.len();
+        #[cfg(not(feature = "alloc"))]
+        1
+    }
+
+    /// Timers held.
+    pub(super) fn len(&self) -> usize {
+        self.segments().map(TimerQueue::len).sum()
+    }
+
+    /// Slots in all segments.
+    pub(super) fn capacity(&self) -> usize {
+        self.segments().map(TimerQueue::capacity).sum()
+    }
+
+    /// Bytes of the slots and the queues' own fields.
+    pub(super) fn bytes(&self) -> usize {
+        self.capacity() * core::mem::size_of::<TimerSlot<u32>>()
+            + self.segment_count() * core::mem::size_of::<Queue<'a>>()
+    }
+
+    /// Bytes of the segments added as the store grew (the first one is lent, or empty).
+    pub(super) fn allocated_bytes(&self) -> usize {
+        #[cfg(feature = "alloc")]
+        return self
+            .more
+            .iter()
+            .map(|queue| {
+                queue.capacity() * core::mem::size_of::<TimerSlot<u32>>()
+                    + core::mem::size_of::<Queue<'a>>()
+            })
+            .sum();
+        #[cfg(not(feature = "alloc"))]
+        0
+    }
+
+    /// Whether a segment can be added (memory sized at run time, fewer slots than the limit).
+    #[cfg(feature = "alloc")]
+    fn can_grow(&self) -> bool {
+        self.growing && self.capacity() < self.limit && self.segment_count() < usize::from(u16::MAX)
+    }
+
+    #[cfg(feature = "alloc")]
+    fn next_segment_len(&self) -> usize {
+        let capacity = self.capacity();
+        capacity
+            .clamp(FIRST_SEGMENT, MAX_SEGMENT)
+            .min(self.limit - capacity)
+    }
+
+    /// A timer for key `index` at `deadline`, in the first segment with room, adding one if
+    /// none has; `None` when no segment can be added (lent slots, all taken).
+    pub(super) fn insert(&mut self, deadline: Tick, index: u32) -> Option<KeyTimer> {
+        while self.room_from < self.segment_count() {
+            let segment = self.room_from as u16;
+            if let Some(queue) = self.segment_mut(segment) {
+                if let Ok(id) = queue.insert(deadline, index) {
+                    return Some(KeyTimer { segment, id });
+                }
+            }
+            self.room_from += 1;
+        }
+        #[cfg(feature = "alloc")]
+        if self.can_grow() {
+            let slots = (0..self.next_segment_len())
+                .map(|_| TimerSlot::new())
+                .collect::<alloc::vec::Vec<_>>();
+            self.more.push(Queue::with_storage(Memory::from(slots)));
+            let segment = self.more.len() as u16;
+            let id = self.more.last_mut()?.insert(deadline, index).ok()?;
+            return Some(KeyTimer { segment, id });
+        }
+        None
+    }
+
+    /// Cancels a timer; returns its key, or `None` if it is not held.
+    pub(super) fn cancel(&mut self, timer: KeyTimer) -> Option<u32> {
+        let index = self.segment_mut(timer.segment)?.cancel(timer.id).ok()?;
+        self.freed(timer.segment);
+        Some(index)
+    }
+
+    /// Moves a held timer to `deadline`; `false` if it is not held.
+    pub(super) fn reschedule(&mut self, timer: KeyTimer, deadline: Tick) -> bool {
+        self.segment_mut(timer.segment)
+            .is_some_and(|queue| queue.reschedule(timer.id, deadline).is_ok())
+    }
+
+    /// A held timer's deadline.
+    pub(super) fn deadline(&self, timer: KeyTimer) -> Option<Tick> {
+        self.segment(timer.segment)?.deadline(timer.id)
+    }
+
+    /// The earliest tick at which [`pop_expired`](Self::pop_expired) may have a timer (may be
+    /// early, never late).
+    pub(super) fn next_deadline(&self) -> Option<Tick> {
+        self.segments().filter_map(TimerQueue::next_deadline).min()
+    }
+
+    /// A timer whose deadline is `<= now`, taken from its queue: in deadline order within a
+    /// segment, segment after segment (every one of them is past its key's deadline).
+    pub(super) fn pop_expired(&mut self, now: Tick) -> Option<(KeyTimer, u32)> {
+        for segment in 0..self.segment_count() as u16 {
+            if let Some(Expired { id, value, .. }) =
+                self.segment_mut(segment).and_then(|q| q.pop_expired(now))
+            {
+                self.freed(segment);
+                return Some((KeyTimer { segment, id }, value));
+            }
+        }
+        None
+    }
+
+    /// Whether a timer's deadline is `<= now`.
+    pub(super) fn has_expired(&mut self, now: Tick) -> bool {
+        (0..self.segment_count() as u16).any(|segment| {
+            self.segment_mut(segment)
+                .is_some_and(|queue| queue.has_expired(now))
+        })
+    }
+
+    /// Removes every timer; a growing store also gives back every segment.
+    pub(super) fn clear(&mut self) {
+        let _ = self.first.drain().count();
+        #[cfg(feature = "alloc")]
+        self.more.clear();
+        self.room_from = 0;
+    }
+
+    /// A slot of `segment` was freed: it has room, and an empty last segment goes once the
+    /// others could take twice what they hold.
+    fn freed(&mut self, segment: u16) {
+        self.room_from = self.room_from.min(usize::from(segment));
+        #[cfg(feature = "alloc")]
+        while self.more.last().is_some_and(TimerQueue::is_empty) {
+            let last = self.more.last().map_or(0, TimerQueue::capacity);
+            let others = self.capacity() - last;
+            if self.len() * 2 > others {
+                break;
+            }
+            self.more.pop();
+            self.room_from = self.room_from.min(self.segment_count() - 1);
+        }
+    }
+}

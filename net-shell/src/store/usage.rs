@@ -1,0 +1,160 @@
+//! What a store's memory holds ([`MemoryUse`], `INFO memory`), and the byte limit that covers
+//! the table's growth as well as keys and values.
+
+use super::Store;
+
+/// The bytes a store holds, by part: what `INFO memory` reports.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::store::{Store, StoreMemory, Ttl};
+///
+/// let mut store = Store::new(StoreMemory::allocate(1_000_000, 1 << 20), 64, 256);
+/// let empty = store.memory();
+/// assert_eq!(empty.entries + empty.buckets, 0); // nothing allocated yet
+/// assert_eq!(empty.allocated_table, 0); // (`timers` is the timer queue's own list heads)
+/// store.set(b"greeting", b"hello", Ttl::At(100), 0).unwrap();
+/// let one = store.memory();
+/// assert_eq!(one.keys_and_values, 32); // 8 + 8 + 5 bytes, rounded up to a size class
+/// assert_eq!((one.keys, one.values), (8, 5)); // of which the key and the value themselves
+/// assert!(one.entries > 0 && one.buckets > 0 && one.timers > empty.timers); // a first chunk of each
+/// assert_eq!(one.total(), one.keys_and_values + one.table());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct MemoryUse {
+    /// Pool bytes of live keys and values, with their 8-byte headers, rounded up to size
+    /// classes ([`Store::bytes_used`]).
+    pub keys_and_values: usize,
+    /// Of `keys_and_values`, the bytes of the keys themselves.
+    pub keys: usize,
+    /// Of `keys_and_values`, the bytes of the values themselves (the rest is block headers
+    /// and rounding).
+    pub values: usize,
+    /// The key table's entries (one per key slot present, used or free).
+    pub entries: usize,
+    /// The hash buckets present.
+    pub buckets: usize,
+    /// The key timers: slots present and the queues' list heads.
+    pub timers: usize,
+    /// Of `entries`, `buckets` and `timers`, what was allocated as the table grew (the rest
+    /// is lent arrays, a board's fixed cost): this counts against the byte limit.
+    pub allocated_table: usize,
+}
+
+impl MemoryUse {
+    /// The key table: entries, buckets and timers.
+    pub const fn table(&self) -> usize {
+        self.entries + self.buckets + self.timers
+    }
+
+    /// Everything the store holds but its free pool bytes.
+    pub const fn total(&self) -> usize {
+        self.keys_and_values + self.table()
+    }
+}
+
+impl Store<'_> {
+    /// What the store's memory holds, by part.
+    pub fn memory(&self) -> MemoryUse {
+        MemoryUse {
+            keys_and_values: self.pool.used(),
+            keys: self.key_bytes,
+            values: self.value_bytes,
+            entries: self.entries.0.bytes(),
+            buckets: self.buckets.heads.bytes(),
+            timers: self.timers.bytes(),
+            allocated_table: self.entries.0.allocated_bytes()
+                + self.buckets.heads.allocated_bytes()
+                + self.timers.allocated_bytes(),
+        }
+    }
+
+    /// Sets the pool's limit after the table grew or shrank: what the byte limit leaves once
+    /// the table's allocated chunks are paid for.
+    pub(super) fn account_growth(&mut self) {
+        #[cfg(feature = "alloc")]
+        let table = self.memory().allocated_table;
+        #[cfg(not(feature = "alloc"))]
+        let table = 0; // lent memory is all there is
+        self.pool.set_limit(self.bytes_limit.saturating_sub(table));
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::super::{Store, StoreMemory, Ttl};
+
+    /// A store sized at run time grows past several chunks of entries and buckets and
+    /// several timer segments while keys expire on the way, finds every key, and gives its
+    /// buckets and timer segments back as the keys go.
+    #[test]
+    fn table_grows_while_keys_expire_then_shrinks() {
+        const KEYS: u32 = 20_000;
+        let mut store = Store::new(StoreMemory::allocate(1 << 20, 4 << 20), 16, 16);
+        let empty = store.memory();
+        assert_eq!(empty.table(), empty.timers);
+        for n in 0..KEYS {
+            let now = u64::from(n);
+            // Every third key lives 100 ticks; the sweep runs as the server's loop would.
+            let ttl = if n % 3 == 0 {
+                Ttl::At(now + 5_000)
+            } else {
+                Ttl::Persist
+            };
+            store.set(&n.to_le_bytes(), b"value", ttl, now).unwrap();
+            let _ = store.expire(now, 8);
+        }
+        let now = u64::from(KEYS);
+        let grown = store.memory();
+        assert!(grown.allocated_table > 18_000 * 36, "{grown:?}");
+        for n in 0..KEYS {
+            let live = n % 3 != 0 || u64::from(n) + 5_000 >= now;
+            assert_eq!(store.get(&n.to_le_bytes(), now).is_some(), live, "key {n}");
+        }
+        let volatile_left = store.volatile_len();
+        assert!(volatile_left <= 1_667, "{volatile_left}");
+        for n in (0..KEYS).filter(|n| n % 3 != 0) {
+            assert!(store.delete(&n.to_le_bytes(), now));
+        }
+        let _ = store.expire(now + 10_000, usize::MAX);
+        assert!(store.is_empty());
+        let shrunk = store.memory();
+        // One chunk of buckets in use and one spare (4096 buckets each).
+        assert!(shrunk.buckets <= 2 * 4096 * 4, "{shrunk:?} after {grown:?}");
+        assert!(shrunk.timers < grown.timers, "{shrunk:?} after {grown:?}");
+        assert_eq!(
+            shrunk.entries, grown.entries,
+            "entries stay: keys never move"
+        );
+        store.clear();
+        assert_eq!(store.memory().table(), empty.table());
+    }
+
+    /// The table's allocated chunks count against the byte limit: a store whose limit its
+    /// table fills refuses new keys with `BytesFull` and keeps the ones it has.
+    #[test]
+    fn the_table_counts_against_the_byte_limit() {
+        let mut store = Store::new(StoreMemory::allocate(1 << 20, 1 << 20), 16, 16);
+        store.set_bytes_limit(256 << 10);
+        let mut n = 0u32;
+        while store.set(&n.to_le_bytes(), b"v", Ttl::Persist, 0).is_ok() {
+            n += 1;
+        }
+        let memory = store.memory();
+        assert!(
+            memory.total() <= (256 << 10) + memory.allocated_table / 2,
+            "{memory:?}"
+        );
+        assert!(memory.keys_and_values < 200 << 10, "{memory:?}");
+        let missing: std::vec::Vec<u32> = (0..n)
+            .filter(|k| !store.contains(&k.to_le_bytes(), 0))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{n} keys, missing {missing:?}, {memory:?}"
+        );
+    }
+}
