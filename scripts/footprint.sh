@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../firmware"
 
-image=${1:-target/thumbv7em-none-eabihf/release/firmware}
+image=${1:-${CARGO_TARGET_DIR:-target}/thumbv7em-none-eabihf/release/firmware}
 flash_limit=$((96 * 1024))
 ram_limit=$((64 * 1024))
 
@@ -18,7 +18,7 @@ if [ -z "$size" ]; then
   echo "footprint: llvm-size not found: rustup component add llvm-tools" >&2
   exit 1
 fi
-[ -f "$image" ] || { echo "footprint: no image at firmware/$image (cargo nucleo-build first)" >&2; exit 1; }
+[ -f "$image" ] || { echo "footprint: no image at $image (cargo nucleo-build first)" >&2; exit 1; }
 
 read -r flash ram < <("$size" -A "$image" | awk '
   $1 == ".vector_table" || $1 == ".text" || $1 == ".rodata" { flash += $2 }
