@@ -95,6 +95,10 @@ pub enum Difference {
     /// `CLIENT SETINFO` is Redis 7.2's; net-shell accepts it (clients send it on connecting)
     /// where Redis 7.0 says it does not know it.
     ClientSetinfo,
+    /// A `MONITOR` line: `+<seconds>.<microseconds> [0 <ip>:<port>] "word" …`. The time and
+    /// the client's address are each server's own (net-shell's clock has milliseconds);
+    /// both must have that shape, and the words must be equal byte for byte.
+    Monitor,
 }
 
 impl Difference {
@@ -227,6 +231,28 @@ impl Difference {
                 (Value::Error(_), Value::Simple(ok)) if ok == b"OK" => Ok(()),
                 _ => fail("expected Redis 7.0 to refuse and net-shell to accept"),
             },
+            Self::Monitor => {
+                // The words after `+<time> [0 <ip>:<port>] `, if the line has that shape.
+                let words = |line: &[u8]| -> Option<Vec<u8>> {
+                    let text = std::str::from_utf8(line.strip_prefix(b"+")?).ok()?;
+                    let (time, rest) = text.split_once(' ')?;
+                    let (secs, micros) = time.split_once('.')?;
+                    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+                    let (client, words) = rest.strip_prefix("[0 ")?.split_once("] ")?;
+                    let (ip, port) = client.rsplit_once(':')?;
+                    let shaped = digits(secs)
+                        && micros.len() == 6
+                        && digits(micros)
+                        && ip.parse::<std::net::Ipv4Addr>().is_ok()
+                        && port.parse::<u16>().is_ok();
+                    shaped.then(|| words.as_bytes().to_vec())
+                };
+                match (words(redis), words(shell)) {
+                    (Some(a), Some(b)) if a == b => Ok(()),
+                    (Some(_), Some(_)) => fail("different words"),
+                    _ => fail("not a monitor line"),
+                }
+            }
         }
     }
 }
@@ -393,6 +419,14 @@ pub enum Step {
         /// Replies that come.
         replies: usize,
     },
+    /// Reads this many lines on a connection in `MONITOR` mode, each compared as
+    /// [`Difference::Monitor`].
+    Monitored {
+        /// Which connection.
+        conn: usize,
+        /// How many lines.
+        lines: usize,
+    },
     /// `PING` on a subscribed connection, and every message that came before its reply: the
     /// messages each server published since the last look, compared byte for byte and in
     /// order, however many each sent.
@@ -550,6 +584,13 @@ impl Script {
         self
     }
 
+    /// Reads `lines` lines on connection `conn`, in `MONITOR` mode: see [`Step::Monitored`].
+    #[must_use]
+    pub fn monitored(mut self, conn: usize, lines: usize) -> Self {
+        self.steps.push(Step::Monitored { conn, lines });
+        self
+    }
+
     /// Reads what connection `conn` (subscribed) was sent since the last look: see
     /// [`Step::Messages`].
     #[must_use]
@@ -679,6 +720,9 @@ pub struct Shell<'m> {
     pub sim: DiffSim<'m>,
     start: Instant,
     base: u64,
+    /// Replies that came beyond those an exchange waited for, by client: the next exchange
+    /// on that client gets them first (as a socket to Redis keeps them).
+    early: Vec<(Client, Vec<Vec<u8>>)>,
 }
 
 impl<'m> Shell<'m> {
@@ -706,6 +750,7 @@ impl<'m> Shell<'m> {
             sim,
             start: Instant::now(),
             base,
+            early: Vec::new(),
         }
     }
 
@@ -736,12 +781,19 @@ impl<'m> Shell<'m> {
         self.catch_up();
         let bytes: Vec<u8> = requests.concat();
         self.sim.send(client, &bytes);
-        let mut raw = Vec::new();
+        let mut raw: Vec<u8> = match self.early.iter().position(|(c, _)| *c == client) {
+            Some(at) => self.early.remove(at).1.concat(),
+            None => Vec::new(),
+        };
         for _ in 0..1000 {
             self.sim.settle();
             raw.extend(self.sim.take(client));
-            if let Some(replies) = split_replies(&raw) {
+            if let Some(mut replies) = split_replies(&raw) {
                 if replies.len() >= n {
+                    let later = replies.split_off(n);
+                    if !later.is_empty() {
+                        self.early.push((client, later));
+                    }
                     return Ok(replies);
                 }
             }
@@ -946,6 +998,27 @@ pub fn run_scripts(
                     }
                     continue;
                 }
+                Step::Monitored { conn, lines } => {
+                    let conn = *conn;
+                    open(shell, &mut conns, &mut tally, conn)?;
+                    let (r, s) = &mut conns[conn];
+                    let at = |e: String| format!("{} step {index}: {e}", script.name);
+                    let theirs = r.exchange(&[], *lines).map_err(at)?;
+                    let ours = shell.exchange(*s, &[], *lines).map_err(at)?;
+                    for i in 0..*lines {
+                        match Difference::Monitor.check(&theirs[i], &ours[i]) {
+                            Ok(()) => tally.intended += 1,
+                            Err(why) => tally.mismatches.push(Mismatch {
+                                at: format!("{} ({protocol}) step {} #{}", script.name, index, i),
+                                request: format!("(monitor line {})", i + 1),
+                                redis: show(&theirs[i]),
+                                shell: show(&ours[i]),
+                                why,
+                            }),
+                        }
+                    }
+                    continue;
+                }
                 Step::Pipeline(requests) => (0, requests, requests.len()),
                 Step::Quiet { requests, replies } => (0, requests, *replies),
                 Step::On {
@@ -963,17 +1036,9 @@ pub fn run_scripts(
                     crate::sim::encode(&args)
                 })
                 .collect();
-            let theirs = r.exchange(&encoded, expected)?;
-            let ours = shell.exchange(*s, &encoded, expected)?;
-            if ours.len() > expected {
-                tally.mismatches.push(Mismatch {
-                    at: format!("{} ({protocol}) step {}", script.name, index),
-                    request: format!("{} requests", requests.len()),
-                    redis: format!("{expected} replies"),
-                    shell: format!("{} replies: {}", ours.len(), show(&ours.concat())),
-                    why: "more replies than Redis sent".into(),
-                });
-            }
+            let at = |e: String| format!("{} step {index}: {e}", script.name);
+            let theirs = r.exchange(&encoded, expected).map_err(at)?;
+            let ours = shell.exchange(*s, &encoded, expected).map_err(at)?;
             for i in 0..expected {
                 let (rb, sb) = (&theirs[i], &ours[i]);
                 let differs = requests.get(i).and_then(|req| req.differs);
@@ -1009,6 +1074,7 @@ pub fn run_scripts(
             let _ = r.exchange(&quit, 1);
             let _ = shell.exchange(s, &quit, 1);
             shell.sim.close(s);
+            shell.early.retain(|(c, _)| *c != s);
         }
     }
     Ok(tally)

@@ -1034,6 +1034,38 @@ fn client_reply() -> Vec<Script> {
         .run(&["PING", "GET a"])]
 }
 
+/// `MONITOR` on connection 1 sees what connection 0 runs (admin commands and refused ones
+/// left out, passwords redacted, words quoted as Redis quotes them), line for line.
+fn monitor() -> Vec<Script> {
+    vec![Script::new("monitor")
+        .on(1, &["MONITOR"], 0)
+        .run(&[
+            r#"SET k "a\x01\xff\"\\ b\r\n\t""#,
+            "GET k",
+            "AUTH foo",
+            "AUTH user foo",
+            "CONFIG GET maxmemory",
+            "NOSUCH",
+            "GET",
+        ])
+        .differs(D::Handshake, &["HELLO 2 AUTH default x SETNAME n1"])
+        .run(&[
+            "MULTI",
+            "SET m 1",
+            "EXEC",
+            "EXEC",
+            "PUBLISH ch x",
+            "CLIENT SETNAME n2",
+            "COMMAND INFO monitor",
+        ])
+        .monitored(1, 12)
+        // A monitor is a replica to Redis: it may not touch keys (and that is not fed).
+        .on(1, &["GET k", "PING"], 0)
+        .monitored(1, 1)
+        .on(2, &["MULTI", "MONITOR", "EXEC"], 0)
+        .monitored(1, 2)]
+}
+
 fn transactions() -> Vec<Script> {
     vec![
         Script::new("multi exec discard").run(&[
@@ -1505,6 +1537,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(transactions());
     scripts.extend(client_list_and_kill());
     scripts.extend(client_reply());
+    scripts.extend(monitor());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

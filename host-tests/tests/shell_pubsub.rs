@@ -176,3 +176,55 @@ fn key_expired_on_access_publishes_its_event_once() {
     assert_eq!(keys, ["a", "b", "c", "d"]);
     assert_eq!(sim.server.store().expired_keys(), 4);
 }
+
+/// `MONITOR`: the client hears every other command after it ran (admin commands, refused ones
+/// and the `MONITOR` itself left out), as `+<time> [0 <ip>:<port>] "word" …` lines; it may
+/// not touch keys itself; it is not idle-closed, and is forgotten when it closes.
+#[test]
+fn monitor_sees_commands_after_they_ran() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(1_000, 10_000, 10_000));
+    let monitor = sim.connect_ready();
+    let client = sim.connect_ready();
+    sim.server.set_unix_time(sim.now, 1_700_000_000_123);
+    assert_eq!(sim.request(monitor, &["MONITOR"]), Reply::ok());
+    assert_eq!(sim.request(client, &["SET", "k", "a\"b"]), Reply::ok());
+    let _ = sim.request(client, &["CONFIG", "GET", "maxmemory"]);
+    let _ = sim.request(client, &["GET"]);
+    assert!(matches!(
+        sim.request(client, &["AUTH", "pw"]),
+        Reply::Error(_)
+    ));
+    let lines = String::from_utf8(sim.take(monitor)).unwrap();
+    let lines: Vec<&str> = lines.split_terminator("\r\n").collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    for (line, words) in lines
+        .iter()
+        .zip([r#""SET" "k" "a\"b""#, r#""AUTH" "(redacted)""#])
+    {
+        let (time, rest) = line.split_once(' ').unwrap();
+        assert!(
+            time.starts_with("+1700000000.") && time.ends_with("000"),
+            "{line}"
+        );
+        assert!(
+            rest.starts_with("[0 10.0.0.2:") && rest.ends_with(words),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        sim.request(monitor, &["GET", "k"]),
+        Reply::Error("ERR Replica can't interact with the keyspace".into())
+    );
+    // Past the idle timeout the monitor is still open, the other client not.
+    sim.advance(3_000);
+    assert!(sim.is_open(monitor));
+    assert!(sim.closed_by_server(client));
+    // Closed, it is forgotten: new clients (one may get its slot) are not monitors.
+    sim.close(monitor);
+    sim.advance(10);
+    for _ in 0..3 {
+        let other = sim.connect_ready();
+        assert_eq!(sim.request(other, &["GET", "k"]), Reply::bulk("a\"b"));
+    }
+}

@@ -128,6 +128,17 @@ pub(crate) struct Publication {
     pub(crate) receivers: Vec<(u16, Option<Vec<u8>>)>,
 }
 
+/// A command as `MONITOR` clients see it, waiting to go out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct MonitorLine {
+    /// The slot of the client that ran it (the server prints its address).
+    pub(crate) from: u16,
+    /// When it ran, Unix milliseconds (or the uptime, without a wall clock).
+    pub(crate) unix_ms: u64,
+    /// Its words, each quoted as Redis' `sdscatrepr` quotes them, separated by spaces.
+    pub(crate) words: Vec<u8>,
+}
+
 /// One client's subscriptions.
 #[derive(Default)]
 struct Subscriptions {
@@ -145,6 +156,10 @@ pub struct PubSub {
     /// Slot: what that client listens to (only clients with a subscription).
     clients: BTreeMap<u16, Subscriptions>,
     outbox: Vec<Publication>,
+    /// Clients in `MONITOR` mode, in the order they asked.
+    monitors: Vec<u16>,
+    /// Commands run since the last delivery, for the monitors.
+    monitor_feed: Vec<MonitorLine>,
 }
 
 /// A subscription kind: the two share their bookkeeping.
@@ -162,7 +177,49 @@ impl PubSub {
             patterns: BTreeMap::new(),
             clients: BTreeMap::new(),
             outbox: Vec::new(),
+            monitors: Vec::new(),
+            monitor_feed: Vec::new(),
         }
+    }
+
+    /// Puts client `slot` in `MONITOR` mode; `false` if it already was.
+    pub(crate) fn add_monitor(&mut self, slot: u16) -> bool {
+        let new = !self.is_monitor(slot);
+        if new {
+            self.monitors.push(slot);
+        }
+        new
+    }
+
+    /// Whether client `slot` is in `MONITOR` mode.
+    pub(crate) fn is_monitor(&self, slot: u16) -> bool {
+        self.monitors.contains(&slot)
+    }
+
+    /// Whether any client is in `MONITOR` mode (commands are fed to them only then).
+    pub(crate) fn has_monitors(&self) -> bool {
+        !self.monitors.is_empty()
+    }
+
+    /// Queues a command for the monitors.
+    pub(crate) fn feed_monitors(&mut self, line: MonitorLine) {
+        self.monitor_feed.push(line);
+    }
+
+    /// Takes the commands fed since the last call.
+    pub(crate) fn take_monitor_feed(&mut self) -> Vec<MonitorLine> {
+        core::mem::take(&mut self.monitor_feed)
+    }
+
+    /// The clients in `MONITOR` mode.
+    pub(crate) fn monitors(&self) -> &[u16] {
+        &self.monitors
+    }
+
+    /// Whether client `slot` waits for what others do (subscriptions or `MONITOR`): it has no
+    /// idle timeout then, as in Redis.
+    pub(crate) fn listens(&self, slot: u16) -> bool {
+        self.count(slot) > 0 || self.is_monitor(slot)
     }
 
     /// Channels and patterns client `slot` listens to (Redis' `clientSubscriptionsCount`).
@@ -218,8 +275,9 @@ impl PubSub {
         })
     }
 
-    /// Drops every subscription of `slot` (its connection closed).
+    /// Drops every subscription of `slot`, and its `MONITOR` mode (its connection closed).
     pub(crate) fn forget(&mut self, slot: u16) {
+        self.monitors.retain(|&s| s != slot);
         for kind in [Kind::Channel, Kind::Pattern] {
             for name in self.subscriptions(kind, slot) {
                 self.unsubscribe(kind, slot, &name);

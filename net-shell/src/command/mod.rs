@@ -22,6 +22,7 @@
 //! | `transaction.rs` | `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` |
 //! | `cluster.rs` | `CLUSTER`, `CLUSTERX`, `READONLY`, `READWRITE`, `ASKING`; redirection |
 //! | `reply_mode.rs` | `CLIENT REPLY ON\|OFF\|SKIP`: whether a connection's replies are sent |
+//! | `monitor.rs` | `MONITOR`: every command run, fed to the clients that asked |
 //! | `channels.rs` | pub/sub (`SUBSCRIBE`, `PUBLISH`, `PUBSUB`, …) over [`crate::pubsub`] |
 //! | `glob.rs` | Redis' glob patterns (`KEYS`, `SCAN MATCH`, `PSUBSCRIBE`) |
 
@@ -50,6 +51,8 @@ mod expiry;
 mod float;
 pub(crate) mod glob;
 mod keys;
+#[cfg(feature = "pubsub")]
+mod monitor;
 #[cfg(feature = "extended-commands")]
 mod reply_mode;
 #[cfg(feature = "extended-commands")]
@@ -229,6 +232,11 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         refuse(ctx);
         return channels::refuse_while_subscribed(out, command.name);
     }
+    #[cfg(feature = "pubsub")]
+    if !monitor::monitor_may_run(ctx, command) {
+        refuse(ctx);
+        return error(out, monitor::MONITOR_KEYSPACE);
+    }
     #[cfg(feature = "transactions")]
     if ctx.transaction.is_open() && !transaction::runs_inside(command.name) {
         let queued = ctx.transaction.queue(argv);
@@ -244,6 +252,8 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
     #[cfg(feature = "extended-commands")]
     let mark = out.len();
     let reply = (command.handler)(ctx, argv, out);
+    #[cfg(feature = "pubsub")]
+    monitor::feed(ctx, command, argv);
     #[cfg(feature = "extended-commands")]
     {
         let failed = out.written().get(mark) == Some(&b'-');

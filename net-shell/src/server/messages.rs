@@ -5,7 +5,7 @@ use timer_core::Tick;
 
 use super::connection::Phase;
 use super::Server;
-use crate::pubsub::{KeyspaceEvents, Publication};
+use crate::pubsub::{KeyspaceEvents, MonitorLine, Publication};
 use crate::resp::ReplyWriter;
 
 /// The most message bytes a subscriber may leave unread before it is closed: Redis' hard
@@ -41,6 +41,35 @@ impl Server<'_> {
                 }
                 let len = out.len();
                 self.queue_message(index, &bytes[..len], now);
+            }
+        }
+    }
+
+    /// Hands the commands run since the last call to the clients in `MONITOR` mode: after the
+    /// command's reply, as Redis feeds monitors once a command has run.
+    pub(super) fn deliver_monitor_feed(&mut self, now: Tick) {
+        let feed = self.pubsub.take_monitor_feed();
+        if feed.is_empty() {
+            return;
+        }
+        let mut bytes = alloc::vec::Vec::new();
+        let monitors = self.pubsub.monitors().to_vec();
+        for line in feed {
+            bytes.clear();
+            let from = self
+                .conns
+                .get(usize::from(line.from))
+                .and_then(|c| c.remote);
+            write_monitor_line(&mut bytes, &line, from);
+            for &slot in &monitors {
+                let index = usize::from(slot);
+                if self
+                    .conns
+                    .get(index)
+                    .is_some_and(|c| c.phase == Phase::Open)
+                {
+                    self.queue_message(index, &bytes, now);
+                }
             }
         }
     }
@@ -86,6 +115,31 @@ impl Server<'_> {
             self.arm_timers(index);
         }
     }
+}
+
+/// A command as Redis 7.0's `replicationFeedMonitors` shows it, a simple string in RESP2 and
+/// RESP3 alike: `+<seconds>.<microseconds> [0 <ip>:<port>] "word" …`. The clock here has
+/// milliseconds: the last three digits are 0.
+fn write_monitor_line(
+    bytes: &mut alloc::vec::Vec<u8>,
+    line: &MonitorLine,
+    from: Option<super::endpoints::Endpoint>,
+) {
+    use core::fmt::Write as _;
+    let mut head: heapless::String<96> = heapless::String::new();
+    let _ = write!(
+        head,
+        "+{}.{:03}000 [0 ",
+        line.unix_ms / 1000,
+        line.unix_ms % 1000
+    );
+    if let Some(from) = from {
+        let _ = write!(head, "{}:{}", from.addr, from.port);
+    }
+    let _ = head.push_str("] ");
+    bytes.extend_from_slice(head.as_bytes());
+    bytes.extend_from_slice(&line.words);
+    bytes.extend_from_slice(b"\r\n");
 }
 
 /// `message channel payload`, or `pmessage pattern channel payload`: a push in RESP3.

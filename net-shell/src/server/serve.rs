@@ -400,7 +400,7 @@ impl Server<'_> {
             #[cfg(feature = "pubsub")]
             {
                 self.deliver_messages(now);
-                self.conns[index].subscribed = self.pubsub.count(index as u16) > 0;
+                self.conns[index].subscribed = self.pubsub.listens(index as u16);
             }
             if self.settings.timeouts != timeouts {
                 self.timeouts_changed = true;
@@ -453,6 +453,10 @@ impl Server<'_> {
             }
             #[cfg(not(feature = "alloc"))]
             let _ = sent;
+            // Monitors hear of a command once it has run: a monitor's own command, after its
+            // reply.
+            #[cfg(feature = "pubsub")]
+            self.deliver_monitor_feed(now);
             if step.close {
                 close = true;
                 break;

@@ -8,6 +8,8 @@ use super::super::channels;
 use super::super::clients;
 #[cfg(feature = "cluster")]
 use super::super::cluster;
+#[cfg(feature = "pubsub")]
+use super::super::monitor;
 #[cfg(feature = "extended-commands")]
 use super::super::reply_mode;
 #[cfg(feature = "transactions")]
@@ -157,6 +159,8 @@ pub(crate) static ROWS: &[Command] = &[
     row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
         .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     row("config", -2, F::empty(), A::empty(), G::Server, container).subcommands(CONFIG),
+    #[cfg(feature = "pubsub")]
+    row("monitor", 1, ADMIN_CONFIG, A::empty(), G::Server, monitor::monitor),
     row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
         .subcommands(COMMAND),
     // Connection.
