@@ -266,6 +266,7 @@ const NEWER_THAN_7_0: &[&[u8]] = &[
     b"clusterx|setnodeid",
     b"clusterx|setnodes",
     b"clusterx|version",
+    b"clusterx|migrate",
 ];
 
 /// Whether `name` (a `Value`) is one of [`NEWER_THAN_7_0`].

@@ -7,18 +7,27 @@
 //! of another node's slot gets `-MOVED <slot> <host>:<port>`, so redis-cli `-c`, redis-py's
 //! `RedisCluster` and the other cluster clients route by themselves.
 //!
+//! Slots move as in Kvrocks: `CLUSTERX MIGRATE <slots> <node id>` makes this node send the
+//! slots' keys to their new owner, each with its absolute deadline (with `alloc`); clients get
+//! `-ASK` for keys already there; the controller then pushes the topology that says so.
+//!
 //! | file | what |
 //! | --- | --- |
 //! | `key_slot.rs` | CRC-16 hash slots with hash tags |
 //! | `topology.rs` | the pushed topology: nodes, slot ranges, Kvrocks' text format |
+//! | `migration.rs` | moving a slot range's keys to another node (with `alloc`) |
 //! | `mod.rs` | this node's state: enabled, its id, the version, where a request goes |
 //!
 //! The commands themselves are in `command/cluster.rs`.
 
 mod key_slot;
+#[cfg(feature = "alloc")]
+mod migration;
 mod topology;
 
 pub use key_slot::{key_slot, SLOTS};
+#[cfg(feature = "alloc")]
+pub use migration::{Migration, MigrationState};
 pub use topology::{
     Node, NodeId, Role, SlotRange, Topology, TopologyError, MAX_HOST, MAX_NODES, MAX_RANGES,
 };
@@ -31,6 +40,9 @@ pub struct Cluster {
     /// The topology's version; -1 before the first push (Kvrocks' convention).
     version: i64,
     topology: Topology,
+    /// The slot range on its way to another node (`CLUSTERX MIGRATE`), until the next push.
+    #[cfg(feature = "alloc")]
+    migration: Option<Migration>,
 }
 
 /// Where a request with keys goes.
@@ -88,6 +100,8 @@ impl Cluster {
         my_id: None,
         version: -1,
         topology: Topology::new(),
+        #[cfg(feature = "alloc")]
+        migration: None,
     };
 
     /// Cluster mode on (Redis' `cluster-enabled yes`), with no id and no topology yet: every
@@ -98,6 +112,8 @@ impl Cluster {
             my_id: None,
             version: -1,
             topology: Topology::new(),
+            #[cfg(feature = "alloc")]
+            migration: None,
         }
     }
 
@@ -160,6 +176,66 @@ impl Cluster {
         }
         self.topology = Topology::parse(nodes).map_err(PushError::Topology)?;
         self.version = version;
+        // The push says who owns the slots now: a migration's work is over (Kvrocks clears
+        // its migrated slots on a push too).
+        #[cfg(feature = "alloc")]
+        {
+            self.migration = None;
+        }
+        Ok(())
+    }
+
+    /// The migration started by `CLUSTERX MIGRATE`, until the next push.
+    #[cfg(feature = "alloc")]
+    pub fn migration(&self) -> Option<&Migration> {
+        self.migration.as_ref()
+    }
+
+    /// [`migration`](Self::migration), to drive it.
+    #[cfg(feature = "alloc")]
+    pub fn migration_mut(&mut self) -> Option<&mut Migration> {
+        self.migration.as_mut()
+    }
+
+    /// Starts moving slots `start..=end`, which must all be this node's, to the master `to`
+    /// (`CLUSTERX MIGRATE`).
+    ///
+    /// # Errors
+    ///
+    /// The error reply's text (Kvrocks' words where it has them).
+    #[cfg(feature = "alloc")]
+    pub fn start_migration(
+        &mut self,
+        start: u16,
+        end: u16,
+        to: &NodeId,
+        now: timer_core::Tick,
+    ) -> Result<(), &'static str> {
+        if start > end || end >= SLOTS {
+            return Err("ERR Slot is out of range");
+        }
+        let node = self
+            .topology
+            .index_of(to)
+            .ok_or("ERR Can't find the destination node id")?;
+        let me = self.myself();
+        if (start..=end).any(|slot| self.topology.owner_index(slot) != me || me.is_none()) {
+            return Err("ERR Can't migrate slot which doesn't belong to me");
+        }
+        if Some(node) == me {
+            return Err("ERR Can't migrate slot to myself");
+        }
+        if self.topology.nodes()[node].role != Role::Master {
+            return Err("ERR Can't migrate slot to a slave");
+        }
+        if self
+            .migration
+            .as_ref()
+            .is_some_and(|m| m.state() == MigrationState::Running)
+        {
+            return Err("ERR There is already a migrating job");
+        }
+        self.migration = Some(Migration::new(start, end, node, now));
         Ok(())
     }
 

@@ -1,8 +1,9 @@
 //! Cluster commands (`cluster` feature) over [`crate::cluster::Cluster`]: Redis 7.0's
 //! `CLUSTER` subcommands a client needs (`SHARDS`, `SLOTS`, `NODES`, `MYID`, `INFO`, `KEYSLOT`,
 //! `COUNTKEYSINSLOT`, `GETKEYSINSLOT`), `READONLY`, `READWRITE` and `ASKING`, Kvrocks'
-//! `CLUSTERX SETNODEID`/`SETNODES`/`VERSION` for the controller, and the redirection of a request
-//! whose keys this node does not serve (`-MOVED`, `-CROSSSLOT`, `-CLUSTERDOWN`).
+//! `CLUSTERX SETNODEID`/`SETNODES`/`VERSION`/`MIGRATE` for the controller, and the redirection
+//! of a request whose keys this node does not serve (`-MOVED`, `-ASK`, `-TRYAGAIN`,
+//! `-CROSSSLOT`, `-CLUSTERDOWN`).
 
 use core::fmt::Write as _;
 
@@ -17,19 +18,38 @@ const CLUSTERX_DISABLED: &str = "ERR Cluster mode is not enabled";
 
 /// Writes the redirection for a request whose keys this node does not serve, and returns
 /// `true`; `false` (nothing written) when it serves them, or cluster mode is off.
-pub(crate) fn redirect<'k>(
-    ctx: &Context<'_, '_>,
-    keys: impl IntoIterator<Item = &'k [u8]>,
+///
+/// `keys` lists the request's keys (it is asked more than once); `write` says whether the
+/// command writes. A request after `ASKING` (`asking`) is served for a slot another node owns,
+/// as while that node moves the slot here. While this node moves a slot away, a request whose
+/// keys are all still here is served here, one whose keys are all gone gets `-ASK` to the new
+/// owner, and a write to a key on its way gets `-TRYAGAIN`; once all are gone, every request
+/// gets `-ASK`, until the controller's push makes the new owner the owner.
+pub(crate) fn redirect<'k, I: Iterator<Item = &'k [u8]>>(
+    ctx: &mut Context<'_, '_>,
+    keys: impl Fn() -> I,
+    write: bool,
+    asking: bool,
     out: &mut ReplyWriter<'_>,
 ) -> Result<bool, crate::resp::WriteFull> {
     if !ctx.cluster.is_enabled() {
         return Ok(false);
     }
-    match ctx.cluster.route(keys) {
-        Route::Here => return Ok(false),
+    let cluster = &*ctx.cluster;
+    let mut text: heapless::String<128> = heapless::String::new();
+    match cluster.route(keys()) {
+        Route::Here => {
+            #[cfg(feature = "alloc")]
+            if let Some(reply) = migrating(ctx, keys, write, &mut text) {
+                out.error(reply)?;
+                return Ok(true);
+            }
+            let _ = write;
+            return Ok(false);
+        }
+        Route::Moved { .. } if asking => return Ok(false),
         Route::Moved { slot, node } => {
-            let node = &ctx.cluster.topology().nodes()[node];
-            let mut text: heapless::String<96> = heapless::String::new();
+            let node = &cluster.topology().nodes()[node];
             let _ = write!(text, "MOVED {slot} {}:{}", node.host, node.port);
             out.error(&text)?;
         }
@@ -38,6 +58,46 @@ pub(crate) fn redirect<'k>(
         Route::Down => out.error("CLUSTERDOWN The cluster is down")?,
     }
     Ok(true)
+}
+
+/// For a request this node would serve: the error it gets instead because its slot is moving
+/// away (Redis' `getNodeByQuery` with a migrating slot; Kvrocks' texts for its phases).
+#[cfg(feature = "alloc")]
+fn migrating<'k, 't, I: Iterator<Item = &'k [u8]>>(
+    ctx: &mut Context<'_, '_>,
+    keys: impl Fn() -> I,
+    write: bool,
+    text: &'t mut heapless::String<128>,
+) -> Option<&'t str> {
+    use crate::cluster::MigrationState;
+    let slot = key_slot(keys().next()?);
+    let migration = ctx.cluster.migration().filter(|m| m.covers(slot))?;
+    let node = &ctx.cluster.topology().nodes()[migration.node];
+    let state = migration.state();
+    let (host, port) = (node.host.clone(), node.port);
+    match state {
+        MigrationState::Failed => None,
+        // Done: every key is there, but until the controller pushes the topology the new
+        // owner serves the slots only after `ASKING`, so keep sending clients there with it.
+        MigrationState::Running | MigrationState::Done => {
+            let now = ctx.clock.now;
+            let total = keys().count();
+            let here = keys().filter(|k| ctx.store.contains(k, now)).count();
+            let migration = ctx.cluster.migration()?;
+            if here == 0 {
+                let _ = write!(text, "ASK {slot} {host}:{port}");
+                Some(text.as_str())
+            } else if here < total {
+                Some("TRYAGAIN Multiple keys request during rehashing of slot")
+            } else if write && keys().any(|k| migration.in_flight(k)) {
+                Some(
+                    "TRYAGAIN Can't write to slot being migrated which is in write forbidden phase",
+                )
+            } else {
+                None
+            }
+        }
+    }
 }
 
 /// `READONLY`, `READWRITE`: accepted (a shell has no replicas to read from).
@@ -52,9 +112,13 @@ pub(crate) fn read_mode(
     ok(out)
 }
 
-/// `ASKING`: accepted (a shell moves no slot yet, so it never answers `-ASK`).
+/// `ASKING`: the next command is served for a slot another node owns (one moving here).
 pub(crate) fn asking(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
-    read_mode(ctx, &[], out)
+    if !ctx.cluster.is_enabled() {
+        return error(out, DISABLED);
+    }
+    *ctx.asking = true;
+    ok(out)
 }
 
 /// `CLUSTER KEYSLOT key`.
@@ -95,7 +159,7 @@ pub(crate) fn info(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter
     let topology = cluster.topology();
     let assigned = topology.slots_assigned();
     let epoch = cluster.version().max(0);
-    let mut text: heapless::String<512> = heapless::String::new();
+    let mut text: heapless::String<768> = heapless::String::new();
     let _ = write!(
         text,
         "cluster_state:{}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{assigned}\r\n\
@@ -107,6 +171,24 @@ pub(crate) fn info(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter
         topology.nodes().len(),
         topology.size(),
     );
+    // Kvrocks' migration fields, while one is known.
+    #[cfg(feature = "alloc")]
+    if let Some(migration) = cluster.migration() {
+        let _ = write!(text, "migrating_slot: {}", migration.start);
+        if migration.end != migration.start {
+            let _ = write!(text, "-{}", migration.end);
+        }
+        let _ = write!(
+            text,
+            "\r\ndestination_node: {}\r\nmigrating_state: {}\r\nmigrated_keys:{}\r\n",
+            Id(&topology.nodes()[migration.node].id),
+            migration.state().name(),
+            migration.moved()
+        );
+        if let Some(ms) = migration.took_ms() {
+            let _ = write!(text, "migration_ms:{ms}\r\n");
+        }
+    }
     out.verbatim(text.as_bytes())?;
     Ok(After::Continue)
 }
@@ -366,6 +448,41 @@ pub(crate) fn setnodes(
     match ctx.cluster.push(argv[2], version, force) {
         Ok(()) => ok(out),
         Err(e) => error(out, e.message()),
+    }
+}
+
+/// `CLUSTERX MIGRATE <slot|start-end> <node id>`: starts moving the slots' keys to that node
+/// (Kvrocks' command; a range as in its later versions). `CLUSTER INFO` shows how it goes;
+/// the controller then pushes the topology that gives the slots to the new owner.
+#[cfg(feature = "alloc")]
+pub(crate) fn migrate(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if !ctx.cluster.is_enabled() {
+        return error(out, CLUSTERX_DISABLED);
+    }
+    let slot = |t: &[u8]| crate::decimal::parse_i64(t).and_then(|n| u16::try_from(n).ok());
+    let range = match argv[2].iter().position(|&b| b == b'-') {
+        Some(dash) => slot(&argv[2][..dash]).zip(slot(&argv[2][dash + 1..])),
+        None => slot(argv[2]).map(|s| (s, s)),
+    };
+    let Some((start, end)) = range else {
+        return error(out, "ERR Slot is out of range");
+    };
+    let Some(to) = NodeId::parse(argv[3]) else {
+        return error(out, "ERR Can't find the destination node id");
+    };
+    if ctx.clock.unix_ms.is_none() {
+        return error(
+            out,
+            "ERR Can't migrate without a wall clock: deadlines go as Unix times",
+        );
+    }
+    match ctx.cluster.start_migration(start, end, &to, ctx.clock.now) {
+        Ok(()) => ok(out),
+        Err(message) => error(out, message),
     }
 }
 

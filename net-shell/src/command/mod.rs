@@ -127,6 +127,9 @@ pub struct Context<'s, 'a> {
     /// Whether the connection's replies are sent (`CLIENT REPLY`).
     #[cfg(feature = "extended-commands")]
     pub reply_mode: &'s mut ReplyMode,
+    /// The connection sent `ASKING` just before this command (`cluster` feature).
+    #[cfg(feature = "cluster")]
+    pub asking: &'s mut bool,
     /// The connection's transaction (`MULTI`) and watched keys.
     #[cfg(feature = "transactions")]
     pub transaction: &'s mut Transaction,
@@ -221,10 +224,15 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         return error(out, crate::auth::NOAUTH);
     }
     // A key of another node's slot is redirected (Redis' `getNodeByQuery`).
+    // (`ASKING` holds for one command: any command takes it.)
     #[cfg(feature = "cluster")]
-    if cluster::redirect(ctx, command.key_args(argv), out)? {
-        refuse(ctx);
-        return Ok(After::Continue);
+    {
+        let asking = core::mem::take(ctx.asking);
+        let write = command.flags.contains(table::Flags::WRITE);
+        if cluster::redirect(ctx, || command.key_args(argv), write, asking, out)? {
+            refuse(ctx);
+            return Ok(After::Continue);
+        }
     }
     // A RESP2 client in pub/sub mode may only (un)subscribe, PING and QUIT.
     #[cfg(feature = "pubsub")]

@@ -79,6 +79,9 @@ pub struct Connection<'a> {
     pub(crate) reply_mode: crate::command::ReplyMode,
     /// The client has pub/sub subscriptions (it has no idle timeout then).
     pub(crate) subscribed: bool,
+    /// The client sent `ASKING`: its next command may be for a slot moving here.
+    #[cfg(feature = "cluster")]
+    pub(crate) asking: bool,
     /// Pub/sub messages that arrived while a reply was being sent in parts ([`more`](Self::more)):
     /// they go out once it is whole.
     #[cfg(feature = "pubsub")]
@@ -136,6 +139,8 @@ impl<'a> Connection<'a> {
             #[cfg(feature = "extended-commands")]
             reply_mode: crate::command::ReplyMode::ON,
             subscribed: false,
+            #[cfg(feature = "cluster")]
+            asking: false,
             #[cfg(feature = "pubsub")]
             held_messages: alloc::vec::Vec::new(),
             #[cfg(feature = "alloc")]
@@ -166,6 +171,10 @@ impl<'a> Connection<'a> {
             self.reply_mode = crate::command::ReplyMode::ON;
         }
         self.subscribed = false;
+        #[cfg(feature = "cluster")]
+        {
+            self.asking = false;
+        }
         #[cfg(feature = "pubsub")]
         {
             self.held_messages = alloc::vec::Vec::new();

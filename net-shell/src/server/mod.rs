@@ -31,6 +31,8 @@ mod lifecycle;
 mod listeners;
 #[cfg(feature = "pubsub")]
 mod messages;
+#[cfg(all(feature = "cluster", feature = "alloc"))]
+mod migration;
 mod serve;
 mod setup;
 mod shards;
@@ -96,6 +98,15 @@ pub struct Server<'a> {
     /// This node's view of the cluster (off unless enabled).
     #[cfg(feature = "cluster")]
     cluster: crate::cluster::Cluster,
+    /// The connection that carries a slot migration's keys to their new owner.
+    #[cfg(all(feature = "cluster", feature = "alloc"))]
+    migration_link: Option<migration::MigrationLink>,
+    /// Migration connections opened, for their local ports.
+    #[cfg(all(feature = "cluster", feature = "alloc"))]
+    migration_port: u16,
+    /// A migration has more to send: the next poll comes within a millisecond.
+    #[cfg(all(feature = "cluster", feature = "alloc"))]
+    migrating: bool,
     conn_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, { Timeout::COUNT }>,
     write_timers: TimeoutListsOn<u16, Memory<'a, TimeoutSlot<u16>>, 1>,
     stats: Stats,
@@ -252,6 +263,12 @@ impl<'a> Server<'a> {
             } else {
                 crate::cluster::Cluster::DISABLED
             },
+            #[cfg(all(feature = "cluster", feature = "alloc"))]
+            migration_link: None,
+            #[cfg(all(feature = "cluster", feature = "alloc"))]
+            migration_port: 0,
+            #[cfg(all(feature = "cluster", feature = "alloc"))]
+            migrating: false,
             conn_timers: TimeoutListsOn::with_storage(timers),
             write_timers: TimeoutListsOn::with_storage(write_timers),
             stats: Stats::for_connections(
@@ -334,6 +351,10 @@ impl<'a> Server<'a> {
                     self.arm_timers(index);
                 }
             }
+        }
+        #[cfg(all(feature = "cluster", feature = "alloc"))]
+        {
+            self.migrating = self.poll_migration(now);
         }
         self.expire_keys(now, expire_budget);
         self.expire_connections(now);
@@ -459,6 +480,10 @@ impl<'a> Server<'a> {
         if self.more_keys_due || self.more_frames {
             return Some(now);
         }
+        #[cfg(all(feature = "cluster", feature = "alloc"))]
+        let migrating = self.migrating.then_some(now + 1);
+        #[cfg(not(all(feature = "cluster", feature = "alloc")))]
+        let migrating = None;
         let iface = self.sockets.poll_at(&mut self.iface, instant(now));
         [
             iface,
@@ -470,6 +495,7 @@ impl<'a> Server<'a> {
                 .map(|d| d.fallback_at),
             #[cfg(feature = "sntp")]
             self.wall_clock_deadline(),
+            migrating,
         ]
         .into_iter()
         .flatten()

@@ -85,6 +85,8 @@ struct Client<'c> {
     more: &'c mut Option<Continuation>,
     #[cfg(feature = "extended-commands")]
     reply_mode: &'c mut crate::command::ReplyMode,
+    #[cfg(feature = "cluster")]
+    asking: &'c mut bool,
     #[cfg(feature = "transactions")]
     transaction: &'c mut crate::command::Transaction,
 }
@@ -101,6 +103,8 @@ impl<'c> Client<'c> {
             more: &mut conn.more,
             #[cfg(feature = "extended-commands")]
             reply_mode: &mut conn.reply_mode,
+            #[cfg(feature = "cluster")]
+            asking: &mut conn.asking,
             #[cfg(feature = "transactions")]
             transaction: &mut conn.transaction,
         };
@@ -156,6 +160,8 @@ impl Runner<'_, '_> {
                     settings: self.settings,
                     #[cfg(feature = "cluster")]
                     cluster: self.cluster,
+                    #[cfg(feature = "cluster")]
+                    asking: client.asking,
                     clock: Clock {
                         now: self.now,
                         unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(self.now)),

@@ -233,6 +233,8 @@ static CLUSTERX: &[Command] = &[
     row("clusterx|setnodeid", 3, F::ADMIN.union(F::NOSCRIPT), A::DANGEROUS, G::Cluster, cluster::setnodeid),
     row("clusterx|setnodes", -4, F::ADMIN.union(F::NOSCRIPT), A::DANGEROUS, G::Cluster, cluster::setnodes),
     row("clusterx|version", 2, F::STALE, A::empty(), G::Cluster, cluster::version),
+    #[cfg(feature = "alloc")]
+    row("clusterx|migrate", 4, F::ADMIN.union(F::NOSCRIPT), A::DANGEROUS, G::Cluster, cluster::migrate),
 ];
 
 /// The flags of `SUBSCRIBE`, `UNSUBSCRIBE`, `PSUBSCRIBE` and `PUNSUBSCRIBE`.

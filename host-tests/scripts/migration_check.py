@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""A slot range moved from one shell to another while a client writes, as a controller would
+drive it: CLUSTERX MIGRATE on the source, CLUSTER INFO until migrating_state is success, then a
+new topology pushed to every shell (version 2).
+
+- KEYS keys of the moving range, and as many elsewhere, are written first with absolute
+  deadlines (SET PXAT), 15-25 s ahead; a tenth of the moving ones with deadlines within the
+  move itself (0.2-2 s ahead).
+- While the range moves, a thread writes through redis-py's RedisCluster (which follows -ASK,
+  -MOVED and -TRYAGAIN): overwrites of moving keys and new keys, each SET PXAT.
+- Afterwards every acknowledged write reads back (the last value written), every PEXPIRETIME is
+  the PXAT written within 1 ms, every key due during the move is gone, and the source holds no
+  key.
+
+Prints one line per check, figures to stderr; a failed check prints FAIL and exits 1. Every
+wait is bounded.
+
+usage: migration_check.py KEYS SOURCE_HOST DESTINATION_HOST OTHER_HOST
+"""
+import binascii
+import hashlib
+import sys
+import threading
+import time
+
+import redis
+from redis.cluster import ClusterNode, RedisCluster
+
+count = int(sys.argv[1])
+hosts = sys.argv[2:5]
+source, destination, other = hosts
+
+
+def fail(message):
+    print("FAIL", message)
+    sys.exit(1)
+
+
+def key_slot(key):
+    start = key.find(b"{")
+    if start >= 0:
+        end = key.find(b"}", start + 1)
+        if end > start + 1:
+            key = key[start + 1:end]
+    return binascii.crc_hqx(key, 0) % 16384
+
+
+def unix_ms():
+    return int(time.time() * 1000)
+
+
+ids = {h: hashlib.sha1(h.encode()).hexdigest() for h in hosts}
+MOVING = (0, 5460)
+
+
+def topology(ranges):
+    return "\n".join(f"{ids[h]} {h} 6379 master - {a}-{b}" for h, (a, b) in ranges)
+
+
+shells = {h: redis.Redis(host=h, port=6379, socket_timeout=10) for h in hosts}
+first = topology([(source, (0, 5460)), (destination, (5461, 10922)), (other, (10923, 16383))])
+for h, shell in shells.items():
+    shell.execute_command("CLUSTERX", "SETNODEID", ids[h])
+    shell.execute_command("CLUSTERX", "SETNODES", first, 1)
+
+cluster = RedisCluster(startup_nodes=[ClusterNode(source, 6379)], socket_timeout=10)
+moving, staying = [], []
+n = 0
+while len(moving) < count or len(staying) < count:
+    key = f"k:{n}"
+    n += 1
+    if MOVING[0] <= key_slot(key.encode()) <= MOVING[1]:
+        if len(moving) < count:
+            moving.append(key)
+    elif len(staying) < count:
+        staying.append(key)
+
+start = unix_ms()
+expected = {}  # key -> (value, deadline in Unix ms)
+short = set(moving[: count // 10])
+pipe = cluster.pipeline()
+for i, key in enumerate(moving + staying):
+    ahead = 500 + (i * 7919) % 2500 if key in short else 15_000 + (i * 7919) % 10_000
+    deadline = start + ahead
+    pipe.set(key, f"v0:{key}", pxat=deadline)
+    expected[key] = (f"v0:{key}".encode(), deadline)
+if pipe.execute() != [True] * len(expected):
+    fail("initial writes")
+held = shells[source].dbsize()
+if not count - len(short) <= held <= count:
+    fail(f"the source holds {held} keys, not about {count}")
+print(f"{count} keys in the moving range, {count} elsewhere")
+
+stop = threading.Event()
+written = {}
+errors = []
+
+
+def writer():
+    """Overwrites moving keys and writes new ones until told to stop; records each write a
+    node acknowledged."""
+    client = RedisCluster(startup_nodes=[ClusterNode(source, 6379)], socket_timeout=10)
+    i = 0
+    while not stop.is_set() and i < 100_000:
+        key = moving[count // 10 + (i * 31) % (count - count // 10)] if i % 2 else f"new:{i}"
+        if not i % 2 and not MOVING[0] <= key_slot(key.encode()) <= MOVING[1]:
+            i += 1
+            continue
+        value, deadline = f"v{i}:{key}".encode(), unix_ms() + 30_000
+        try:
+            if client.set(key, value, pxat=deadline):
+                written[key] = (value, deadline)
+        except redis.exceptions.RedisError as error:
+            errors.append(f"{key}: {error!r}")
+        i += 1
+
+
+thread = threading.Thread(target=writer)
+thread.start()
+time.sleep(0.2)
+migrate_started = time.monotonic()
+reply = shells[source].execute_command("CLUSTERX", "MIGRATE", f"{MOVING[0]}-{MOVING[1]}",
+                                       ids[destination])
+if reply != b"OK":
+    fail(f"CLUSTERX MIGRATE: {reply}")
+info = ""
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    info = shells[source].execute_command("CLUSTER", "INFO").decode()
+    if "migrating_state: success" in info or "migrating_state: fail" in info:
+        break
+    time.sleep(0.01)
+moved_after = time.monotonic() - migrate_started
+if "migrating_state: success" not in info:
+    stop.set()
+    thread.join()
+    fail(f"the migration did not succeed: {info}")
+second = topology([(destination, (0, 10922)), (other, (10923, 16383))]) + \
+    f"\n{ids[source]} {source} 6379 master -"
+for shell in shells.values():
+    shell.execute_command("CLUSTERX", "SETNODES", second, 2)
+time.sleep(0.3)
+stop.set()
+thread.join()
+fields = dict(line.split(":", 1) for line in info.split("\r\n") if ":" in line)
+print("the range moved while a client wrote; the new topology pushed")
+print(f"moved {fields.get('migrated_keys', '?').strip()} keys in "
+      f"{fields.get('migration_ms', '?').strip()} ms (shell's count), {moved_after * 1000:.0f} ms "
+      f"until the controller saw it; {len(written)} writes acknowledged while the writer ran "
+      f"(from 0.2 s before the move to 0.3 s after the push), {len(errors)} refused", file=sys.stderr)
+if errors:
+    fail(f"writes refused: {errors[:3]}")
+
+expected.update(written)
+# Every short deadline passed (3 s after the start at most), wherever its key was then.
+time.sleep(max(0, start + 3_100 - unix_ms()) / 1000)
+now = unix_ms()
+lost, wrong_ttl, late = [], [], []
+reader = RedisCluster(startup_nodes=[ClusterNode(destination, 6379)], socket_timeout=10)
+for key, (value, deadline) in expected.items():
+    got = reader.get(key)
+    if deadline <= now:
+        if got is not None:
+            late.append(key)
+        continue
+    if got != value:
+        lost.append((key, got, value))
+        continue
+    at = reader.pexpiretime(key)
+    if abs(at - deadline) > 1:
+        wrong_ttl.append((key, at, deadline))
+if lost:
+    fail(f"{len(lost)} acknowledged writes not read back: {lost[:3]}")
+if wrong_ttl:
+    fail(f"{len(wrong_ttl)} deadlines moved by more than 1 ms: {wrong_ttl[:3]}")
+if late:
+    fail(f"{len(late)} keys outlived their deadline: {late[:3]}")
+due = sum(1 for _, d in expected.values() if d <= now)
+if due == 0:
+    fail("no key was due during the move")
+print("every acknowledged write reads back, every deadline within 1 ms, keys due are gone")
+if shells[source].dbsize() != 0:
+    fail(f"the source still holds {shells[source].dbsize()} keys")
+print("the source holds no key")
+print(f"{len(expected)} keys checked, {due} due during the move", file=sys.stderr)

@@ -1,0 +1,286 @@
+//! Moving a slot range's keys to another node, each with its absolute deadline.
+//!
+//! Sans-IO: [`Migration`] turns the store's keys of the moving slots into requests for the new
+//! owner, batch by batch (`ASKING`, then `SET key value PXAT <Unix ms>`, or no `PXAT` for a key
+//! without one), and takes the replies: once every request of a batch is acknowledged, the
+//! batch's keys are deleted here. A key is only ever in one place as far as clients can tell:
+//! here until its batch is acknowledged (a write to it meanwhile gets `-TRYAGAIN`), there after
+//! (a request for it gets `-ASK`). A key whose deadline passes during the move expires on
+//! whichever side holds it: its deadline goes with it, in Unix milliseconds.
+//!
+//! The server (`server/migration.rs`) owns the TCP connection and moves the bytes.
+
+use alloc::vec::Vec;
+
+use timer_core::Tick;
+
+use super::key_slot::key_slot;
+use crate::command::Clock;
+use crate::store::Store;
+
+/// Keys per batch: the requests of one batch are in flight at once.
+const BATCH: usize = 256;
+
+/// Where a migration is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrationState {
+    /// Keys are being sent.
+    Running,
+    /// Every key was moved: requests for the slots get `-ASK` to the new owner until the
+    /// controller pushes the topology that makes it their owner.
+    Done,
+    /// The new owner refused a key or the connection failed: the keys not yet moved stay
+    /// here, and the slots stay this node's.
+    Failed,
+}
+
+impl MigrationState {
+    /// Kvrocks' word for it in `CLUSTER INFO` (`migrating_state`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Running => "start",
+            Self::Done => "success",
+            Self::Failed => "fail",
+        }
+    }
+}
+
+/// A slot range on its way to another node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Migration {
+    /// The first slot moving.
+    pub start: u16,
+    /// The last slot moving (inclusive).
+    pub end: u16,
+    /// The new owner's index in the topology.
+    pub node: usize,
+    state: MigrationState,
+    /// Keys sent and not yet acknowledged.
+    in_flight: Vec<Vec<u8>>,
+    /// Replies still due for the batch in flight.
+    replies_due: usize,
+    /// Reply bytes not yet a whole line.
+    partial: Vec<u8>,
+    /// Keys moved so far.
+    moved: usize,
+    started: Tick,
+    finished: Option<Tick>,
+}
+
+impl Migration {
+    /// Starts moving slots `start..=end` to node `node`, at `now`.
+    pub fn new(start: u16, end: u16, node: usize, now: Tick) -> Self {
+        Self {
+            start,
+            end,
+            node,
+            state: MigrationState::Running,
+            in_flight: Vec::new(),
+            replies_due: 0,
+            partial: Vec::new(),
+            moved: 0,
+            started: now,
+            finished: None,
+        }
+    }
+
+    /// Where it is.
+    pub const fn state(&self) -> MigrationState {
+        self.state
+    }
+
+    /// Whether `slot` is one of the moving slots.
+    pub const fn covers(&self, slot: u16) -> bool {
+        self.start <= slot && slot <= self.end
+    }
+
+    /// Whether `key` has been sent and not yet acknowledged.
+    pub fn in_flight(&self, key: &[u8]) -> bool {
+        self.in_flight.iter().any(|k| k == key)
+    }
+
+    /// Keys moved so far.
+    pub const fn moved(&self) -> usize {
+        self.moved
+    }
+
+    /// Milliseconds from start to the last acknowledgement, once done.
+    pub fn took_ms(&self) -> Option<Tick> {
+        Some(self.finished?.saturating_sub(self.started))
+    }
+
+    /// Marks it failed (the connection broke).
+    pub fn fail(&mut self) {
+        if self.state == MigrationState::Running {
+            self.state = MigrationState::Failed;
+        }
+    }
+
+    /// The requests of the next batch, if no batch is in flight: up to 256 live keys of
+    /// the moving slots. With none left, the migration is done and this says `None`.
+    ///
+    /// Deadlines go as Unix milliseconds (`PXAT`), so `clock` must have the Unix time; a key
+    /// due by now is left to expire here.
+    pub fn next_batch(&mut self, store: &mut Store<'_>, clock: Clock) -> Option<Vec<u8>> {
+        if self.state != MigrationState::Running || self.replies_due > 0 {
+            return None;
+        }
+        let unix_now = clock.unix_ms?;
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut at = 0;
+        while keys.len() < BATCH {
+            let Some((index, key)) = store.key_at_or_after(at, clock.now) else {
+                break;
+            };
+            if self.covers(key_slot(key)) {
+                keys.push(key.to_vec());
+            }
+            at = index + 1;
+        }
+        if keys.is_empty() {
+            self.state = MigrationState::Done;
+            self.finished = Some(clock.now);
+            return None;
+        }
+        let mut requests = Vec::new();
+        for key in keys {
+            // `None`: gone meanwhile; `Some(None)`: no deadline.
+            let Some(deadline) = store.deadline(&key, clock.now) else {
+                continue;
+            };
+            let Some(value) = store.get(&key, clock.now) else {
+                continue;
+            };
+            push_command(&mut requests, &[b"ASKING"]);
+            match deadline {
+                Some(at) => {
+                    let unix = unix_now.saturating_add(at.saturating_sub(clock.now));
+                    let unix = crate::decimal::Decimal::new(unix);
+                    push_command(
+                        &mut requests,
+                        &[b"SET", &key, value, b"PXAT", unix.as_bytes()],
+                    );
+                }
+                None => push_command(&mut requests, &[b"SET", &key, value]),
+            }
+            self.in_flight.push(key);
+            self.replies_due += 2;
+        }
+        Some(requests)
+    }
+
+    /// Takes reply bytes from the new owner. When the batch in flight is all acknowledged
+    /// (`+OK` to each request), its keys are deleted from `store`; any other reply fails the
+    /// migration, and the keys stay.
+    pub fn take_replies(&mut self, bytes: &[u8], store: &mut Store<'_>, now: Tick) {
+        self.partial.extend_from_slice(bytes);
+        while let Some(end) = self.partial.windows(2).position(|w| w == b"\r\n") {
+            let line: Vec<u8> = self.partial.drain(..end + 2).collect();
+            if self.replies_due == 0 || line != b"+OK\r\n" {
+                self.state = MigrationState::Failed;
+                self.in_flight.clear();
+                self.replies_due = 0;
+                return;
+            }
+            self.replies_due -= 1;
+            if self.replies_due == 0 {
+                for key in self.in_flight.drain(..) {
+                    store.delete(&key, now);
+                    self.moved += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Appends `args` as one RESP request.
+fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
+    use crate::decimal::Decimal;
+    out.push(b'*');
+    out.extend_from_slice(Decimal::new(args.len() as u64).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for arg in args {
+        out.push(b'$');
+        out.extend_from_slice(Decimal::new(arg.len() as u64).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Migration, MigrationState};
+    use crate::cluster::key_slot;
+    use crate::command::Clock;
+    use crate::store::{Store, StoreMemory, Ttl};
+
+    fn store() -> Store<'static> {
+        Store::new(StoreMemory::allocate(64, 4096), 64, 64)
+    }
+
+    const CLOCK: Clock = Clock {
+        now: 1_000,
+        unix_ms: Some(1_700_000_000_000),
+    };
+
+    #[test]
+    fn keys_of_the_slots_go_with_absolute_deadlines_and_are_deleted_once_acknowledged() {
+        let mut store = store();
+        store.set(b"bar", b"1", Ttl::At(6_000), CLOCK.now).unwrap();
+        store.set(b"foo", b"2", Ttl::Persist, CLOCK.now).unwrap();
+        let slot = key_slot(b"bar");
+        let mut migration = Migration::new(slot, slot, 1, CLOCK.now);
+        let batch = migration.next_batch(&mut store, CLOCK).unwrap();
+        assert_eq!(
+            batch,
+            b"*1\r\n$6\r\nASKING\r\n*5\r\n$3\r\nSET\r\n$3\r\nbar\r\n$1\r\n1\r\n$4\r\nPXAT\r\n$13\r\n1700000005000\r\n"
+        );
+        assert!(migration.in_flight(b"bar"));
+        assert_eq!(
+            migration.next_batch(&mut store, CLOCK),
+            None,
+            "one batch at a time"
+        );
+        migration.take_replies(b"+OK\r\n+O", &mut store, CLOCK.now);
+        assert!(store.contains(b"bar", CLOCK.now), "not yet acknowledged");
+        migration.take_replies(b"K\r\n", &mut store, CLOCK.now);
+        assert!(!store.contains(b"bar", CLOCK.now));
+        assert!(
+            store.contains(b"foo", CLOCK.now),
+            "another slot's key stays"
+        );
+        assert_eq!(migration.next_batch(&mut store, CLOCK), None);
+        assert_eq!(migration.state(), MigrationState::Done);
+        assert_eq!(migration.moved(), 1);
+    }
+
+    #[test]
+    fn a_refusal_fails_the_migration_and_the_keys_stay() {
+        let mut store = store();
+        store.set(b"bar", b"1", Ttl::Persist, CLOCK.now).unwrap();
+        let slot = key_slot(b"bar");
+        let mut migration = Migration::new(slot, slot, 1, CLOCK.now);
+        let batch = migration.next_batch(&mut store, CLOCK).unwrap();
+        assert!(
+            batch.ends_with(b"$3\r\nbar\r\n$1\r\n1\r\n"),
+            "no PXAT without a deadline"
+        );
+        migration.take_replies(b"+OK\r\n-OOM no room\r\n", &mut store, CLOCK.now);
+        assert_eq!(migration.state(), MigrationState::Failed);
+        assert!(store.contains(b"bar", CLOCK.now));
+    }
+
+    #[test]
+    fn without_a_wall_clock_nothing_is_sent() {
+        let mut store = store();
+        store.set(b"bar", b"1", Ttl::Persist, CLOCK.now).unwrap();
+        let mut migration = Migration::new(0, 16383, 1, CLOCK.now);
+        let clock = Clock {
+            unix_ms: None,
+            ..CLOCK
+        };
+        assert_eq!(migration.next_batch(&mut store, clock), None);
+        assert_eq!(migration.state(), MigrationState::Running);
+    }
+}
