@@ -160,7 +160,18 @@ impl<'a> Pool<'a> {
 
     /// An empty pool over `bytes` (of which at most [`MAX_BYTES`](Self::MAX_BYTES) are used),
     /// all of it usable.
-    pub(crate) fn new(mut bytes: Memory<'a, u8>) -> Self {
+    pub(crate) fn new(bytes: Memory<'a, u8>) -> Self {
+        Self::over(bytes, false)
+    }
+
+    /// [`new`](Self::new) over bytes known to be zero (memory just allocated zeroed), which it
+    /// leaves untouched: the pages of an idle pool's free-byte counters then cost no RSS.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn new_zeroed(bytes: Memory<'a, u8>) -> Self {
+        Self::over(bytes, true)
+    }
+
+    fn over(mut bytes: Memory<'a, u8>, zeroed: bool) -> Self {
         let len = bytes.len().min(Self::MAX_BYTES);
         let regions = if len > MAX_BYTES_MOVED {
             len / REGION + 1
@@ -168,7 +179,9 @@ impl<'a> Pool<'a> {
             0
         };
         let counters = len - regions * 4;
-        bytes[counters..len].fill(0);
+        if !zeroed {
+            bytes[counters..len].fill(0);
+        }
         let usable = counters / GRANULE * GRANULE;
         Self {
             bytes,

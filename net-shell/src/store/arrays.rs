@@ -36,6 +36,8 @@ pub struct StoreMemory<'a> {
     pub(super) buckets: Chunks<'a, u32>,
     pub(super) timers: KeyTimers<'a>,
     pub(super) bytes: Memory<'a, u8>,
+    /// Whether `bytes` are all zero (allocated zeroed), so the pool need not clear them.
+    pub(super) zeroed: bool,
     /// The most keys: the shortest of the lent arrays, or the cap given to `allocate`.
     pub(super) keys: usize,
 }
@@ -90,6 +92,7 @@ impl StoreMemory<'_> {
             buckets: Chunks::growing(keys),
             timers: KeyTimers::growing(keys),
             bytes: Memory::from(alloc::vec![0u8; bytes]),
+            zeroed: true,
             keys,
         }
     }
@@ -143,6 +146,7 @@ impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, B
             buckets: Chunks::lent(Memory::from(&mut arrays.buckets[..])),
             timers: KeyTimers::lent(Memory::from(&mut arrays.timers[..])),
             bytes: Memory::from(&mut arrays.bytes[..]),
+            zeroed: false,
             keys: KEYS.min(StoreMemory::MAX_KEYS),
         }
     }

@@ -195,12 +195,23 @@ impl<'a> Store<'a> {
             mut buckets,
             timers,
             bytes,
+            zeroed,
             keys,
         } = memory;
         // Lent memory may hold an earlier store's keys. (Allocated memory has none yet.)
         entries.fill_first(keys, KeySlot::new());
         buckets.fill_first(keys, NIL);
-        let pool = Pool::new(bytes);
+        #[cfg(feature = "alloc")]
+        let pool = if zeroed {
+            Pool::new_zeroed(bytes)
+        } else {
+            Pool::new(bytes)
+        };
+        #[cfg(not(feature = "alloc"))]
+        let pool = {
+            let _ = zeroed; // only allocated memory is known to be zero
+            Pool::new(bytes)
+        };
         Self {
             entries: Entries(entries),
             buckets: Buckets::new(buckets),
