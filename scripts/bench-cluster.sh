@@ -3,10 +3,11 @@
 # parameters: `redis-benchmark --cluster` against three net-shells in cluster mode (each on its
 # own tap, on one bridge, the topology pushed with CLUSTERX as a controller would) and against a
 # three-node Redis Cluster on loopback (redis-cli --cluster create), both inside a namespace
-# this script creates and removes; then the same keys through twemproxy (nutcracker) in front of
-# three shells in standalone mode.
-# Needs root, redis-server, redis-cli, redis-benchmark, nutcracker. No traffic leaves the
-# namespace.
+# this script creates and removes; the time to move a third of the slots holding 10,000 keys
+# with TTLs (CLUSTERX MIGRATE while redis-py writes; redis-cli --cluster reshard); then the same
+# keys through twemproxy (nutcracker) in front of three shells in standalone mode.
+# Needs root, redis-server, redis-cli, redis-benchmark, nutcracker, python3 with redis-py. No
+# traffic leaves the namespace.
 #
 # usage: scripts/bench-cluster.sh   (REQUESTS=300000 CLIENTS=50 to change the load)
 set -euo pipefail
@@ -46,7 +47,7 @@ start_shells() {
       --mac "02:00:00:83:00:0$((2 + i))" --trusted-network 10.83.0.0/24 --log-level warn \
       --cluster-enabled "$1" > "$work/shell$i.out" &
     pids+=($!)
-    for _ in $(seq 100); do grep -q ready "$work/shell$i.out" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -qs ready "$work/shell$i.out" && break; sleep 0.1; done
     grep -q ready "$work/shell$i.out"
     hosts+=("$ip")
   done
@@ -95,6 +96,34 @@ run_bench "redis-server x3 (loopback)" redis-benchmark --cluster -h 127.0.0.1 -p
 for i in 0 1 2; do
   echo "net-shell ${hosts[$i]}: $(in_ns redis-cli -h "${hosts[$i]}" DBSIZE) keys"
 done
+
+echo "## moving slots 0-5460 holding 10,000 keys with TTLs to another node"
+for host in "${hosts[@]}"; do in_ns redis-cli -h "$host" FLUSHALL > /dev/null; done
+echo "net-shell x3: CLUSTERX MIGRATE while redis-py writes (host-tests/scripts/migration_check.py):"
+in_ns python3 "$root/host-tests/scripts/migration_check.py" 10000 "${hosts[@]}" 2>&1 |
+  grep -E "^moved|^FAIL" || true
+in_ns redis-cli -p "${ports[0]}" FLUSHALL > /dev/null
+# 10,000 keys of node 1's slots (0-5460 after --cluster create), with TTLs, no client writing.
+python3 -c '
+import binascii
+n = found = 0
+while found < 10000:
+    key = f"k:{n}".encode()
+    n += 1
+    if binascii.crc_hqx(key, 0) % 16384 <= 5460:
+        print(f"SET {key.decode()} v PX {60000 + n % 10000}")
+        found += 1
+' > "$work/fill.txt"
+in_ns redis-cli -c -p "${ports[0]}" < "$work/fill.txt" > /dev/null
+from=$(in_ns redis-cli -p "${ports[0]}" CLUSTER MYID)
+to=$(in_ns redis-cli -p "${ports[1]}" CLUSTER MYID)
+held=$(in_ns redis-cli -p "${ports[0]}" DBSIZE)
+began=$(date +%s%N)
+in_ns redis-cli --cluster reshard "127.0.0.1:${ports[0]}" --cluster-from "$from" \
+  --cluster-to "$to" --cluster-slots 5461 --cluster-yes > /dev/null
+took=$(( ($(date +%s%N) - began) / 1000000 ))
+echo "redis-server x3: redis-cli --cluster reshard, 5461 slots, $held keys: $took ms;" \
+  "node 1 holds $(in_ns redis-cli -p "${ports[0]}" DBSIZE) keys after"
 
 echo "## twemproxy (nutcracker 0.5.0) in front of three shells, standalone mode"
 stop_shells

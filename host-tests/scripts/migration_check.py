@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A slot range moved from one shell to another while a client writes, as a controller would
 drive it: CLUSTERX MIGRATE on the source, CLUSTER INFO until migrating_state is success, then a
-new topology pushed to every shell (version 2).
+new topology pushed to every shell (the next version).
 
 - KEYS keys of the moving range, and as many elsewhere, are written first with absolute
   deadlines (SET PXAT), 15-25 s ahead; a tenth of the moving ones with deadlines within the
@@ -58,10 +58,12 @@ def topology(ranges):
 
 
 shells = {h: redis.Redis(host=h, port=6379, socket_timeout=10) for h in hosts}
+# Versions after whatever the shells hold (a benchmark may have pushed one already).
+version = 1 + max(int(shell.execute_command("CLUSTERX", "VERSION")) for shell in shells.values())
 first = topology([(source, (0, 5460)), (destination, (5461, 10922)), (other, (10923, 16383))])
 for h, shell in shells.items():
     shell.execute_command("CLUSTERX", "SETNODEID", ids[h])
-    shell.execute_command("CLUSTERX", "SETNODES", first, 1)
+    shell.execute_command("CLUSTERX", "SETNODES", first, version)
 
 cluster = RedisCluster(startup_nodes=[ClusterNode(source, 6379)], socket_timeout=10)
 moving, staying = [], []
@@ -138,7 +140,7 @@ if "migrating_state: success" not in info:
 second = topology([(destination, (0, 10922)), (other, (10923, 16383))]) + \
     f"\n{ids[source]} {source} 6379 master -"
 for shell in shells.values():
-    shell.execute_command("CLUSTERX", "SETNODES", second, 2)
+    shell.execute_command("CLUSTERX", "SETNODES", second, version + 1)
 time.sleep(0.3)
 stop.set()
 thread.join()
