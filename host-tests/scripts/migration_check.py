@@ -45,6 +45,26 @@ def key_slot(key):
     return binascii.crc_hqx(key, 0) % 16384
 
 
+def raw(host, *commands):
+    """Sends RESP commands on one connection; each reply's first line (a bulk's header)."""
+    import socket
+    with socket.create_connection((host, 6379), timeout=10) as s:
+        replies = []
+        for words in commands:
+            s.sendall(b"*%d\r\n" % len(words)
+                      + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
+            line = b""
+            while not line.endswith(b"\r\n"):
+                chunk = s.recv(1)
+                if not chunk:
+                    break
+                line += chunk
+            if line.startswith(b"$") and not line.startswith(b"$-1"):
+                s.recv(int(line[1:-2]) + 2, socket.MSG_WAITALL)
+            replies.append(line)
+        return replies
+
+
 def unix_ms():
     return int(time.time() * 1000)
 
@@ -104,7 +124,8 @@ def writer():
     client = RedisCluster(startup_nodes=[ClusterNode(source, 6379)], socket_timeout=10)
     i = 0
     while not stop.is_set() and i < 100_000:
-        key = moving[count // 10 + (i * 31) % (count - count // 10)] if i % 2 else f"new:{i}"
+        # Not the last moving key: it is the probe below, read by hand.
+        key = moving[count // 10 + (i * 31) % (count - count // 10 - 1)] if i % 2 else f"new:{i}"
         if not i % 2 and not MOVING[0] <= key_slot(key.encode()) <= MOVING[1]:
             i += 1
             continue
@@ -137,6 +158,21 @@ if "migrating_state: success" not in info:
     stop.set()
     thread.join()
     fail(f"the migration did not succeed: {info}")
+# Moved, not yet pushed: the source sends clients to the new owner with -ASK, which serves the
+# key after ASKING and sends a client without it back to the owner of record.
+probe = moving[-1]
+slot = key_slot(probe.encode())
+asked = raw(source, [b"GET", probe.encode()])
+if asked != [f"-ASK {slot} {destination}:6379\r\n".encode()]:
+    fail(f"GET of a moved key on the source: {asked}")
+value = expected[probe][0]
+served = raw(destination, [b"ASKING"], [b"GET", probe.encode()])
+if served != [b"+OK\r\n", b"$%d\r\n" % len(value)]:
+    fail(f"ASKING then GET on the new owner: {served}")
+moved_back = raw(destination, [b"GET", probe.encode()])
+if moved_back != [f"-MOVED {slot} {source}:6379\r\n".encode()]:
+    fail(f"GET without ASKING on the new owner: {moved_back}")
+print("-ASK from the source, served after ASKING by the new owner, -MOVED back without it")
 second = topology([(destination, (0, 10922)), (other, (10923, 16383))]) + \
     f"\n{ids[source]} {source} 6379 master -"
 for shell in shells.values():

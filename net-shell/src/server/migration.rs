@@ -22,6 +22,9 @@ const RX: usize = 16 << 10;
 const TX: usize = 256 << 10;
 /// The first local port for migration connections (the ephemeral range).
 const LOCAL_PORT: u16 = 49_152;
+/// A connection that sends nothing acknowledged for this long is aborted, and the migration
+/// fails (the keys not yet moved stay here).
+const STALL: smoltcp::time::Duration = smoltcp::time::Duration::from_secs(10);
 
 /// The open connection to the new owner, and what waits to go out on it.
 pub(super) struct MigrationLink {
@@ -108,6 +111,7 @@ impl Server<'_> {
             tcp::SocketBuffer::new(alloc::vec![0; TX]),
         );
         socket.set_nagle_enabled(false);
+        socket.set_timeout(Some(STALL));
         self.migration_port = self.migration_port.wrapping_add(1);
         let local = LOCAL_PORT + self.migration_port % 16_000;
         socket
