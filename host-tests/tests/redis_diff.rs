@@ -985,6 +985,238 @@ fn client_list_and_kill() -> Vec<Script> {
     ])]
 }
 
+/// Lists: every command of the family, wrong arity, wrong types both ways, options in
+/// several orders, the keyspace commands on lists, and the `l` events.
+fn lists() -> Vec<Script> {
+    let events = |name: &str, commands: &[&str]| {
+        let mut script = Script::new(name)
+            .run(&["CONFIG SET notify-keyspace-events KEAmn"])
+            .on(1, &["PSUBSCRIBE __key*__:*"], 0);
+        for command in commands {
+            script = script.run(&[command]).messages(1);
+        }
+        script.run(&["CONFIG SET notify-keyspace-events ''"])
+    };
+    let family = [
+        "RPUSH l a b c",
+        "LPUSH l x y",
+        "LPUSHX nol a",
+        "RPUSHX nol a",
+        "LPUSHX l w",
+        "RPUSHX l z z2",
+        "LLEN l",
+        "LLEN nol",
+        "LRANGE l 0 -1",
+        "LRANGE l -100 100",
+        "LRANGE l 2 1",
+        "LRANGE l -2 -1",
+        "LRANGE l 5 3",
+        "LRANGE nol 0 -1",
+        "LRANGE l x 1",
+        "LRANGE nol x 1",
+        "LINDEX l 0",
+        "LINDEX l -1",
+        "LINDEX l 100",
+        "LINDEX l -100",
+        "LINDEX l x",
+        "LINDEX nol x",
+        "LPOP l",
+        "RPOP l",
+        "LPOP l 2",
+        "RPOP l 2",
+        "LPOP l 0",
+        "LPOP l -1",
+        "LPOP l x",
+        "LPOP l 1 2",
+        "LPOP nol",
+        "LPOP nol 2",
+        "RPOP nol 0",
+        "RPUSH m a b a c a d",
+        "LSET m 0 A",
+        "LSET m -1 D",
+        "LSET m 100 x",
+        "LSET m x y",
+        "LSET nol 0 x",
+        "LINSERT m BEFORE a p",
+        "LINSERT m AFTER a q",
+        "LINSERT m AFTER nope q",
+        "LINSERT m MIDDLE a q",
+        "LINSERT nol BEFORE a q",
+        "LRANGE m 0 -1",
+        "LPOS m a",
+        "LPOS m a RANK 2",
+        "LPOS m a RANK -1",
+        "LPOS m a COUNT 0",
+        "LPOS m a COUNT 2 RANK 2",
+        "LPOS m a RANK -2 COUNT 5",
+        "LPOS m a MAXLEN 3 COUNT 0",
+        "LPOS m a RANK 0",
+        "LPOS m a COUNT -1",
+        "LPOS m a MAXLEN -1",
+        "LPOS m a RANK x",
+        "LPOS m a FOO 1",
+        "LPOS m a COUNT",
+        "LPOS m zz",
+        "LPOS m zz COUNT 1",
+        "LPOS nol a",
+        "LPOS nol a COUNT 1",
+        "LREM m 1 a",
+        "LREM m -1 a",
+        "LREM m 0 a",
+        "LREM m 0 nope",
+        "LREM m x a",
+        "LREM nol 0 a",
+        "LRANGE m 0 -1",
+        "LTRIM m 1 -2",
+        "LRANGE m 0 -1",
+        "LTRIM m x 1",
+        "LTRIM nol 0 1",
+        "LTRIM m 5 1",
+        "EXISTS m",
+        "RPUSH s a b c",
+        "LMOVE s d LEFT RIGHT",
+        "LMOVE s d RIGHT LEFT",
+        "LMOVE s s LEFT RIGHT",
+        "LMOVE s d UP LEFT",
+        "LMOVE nol d LEFT LEFT",
+        "RPOPLPUSH s d",
+        "RPOPLPUSH s d",
+        "LRANGE d 0 -1",
+        "EXISTS s",
+        "RPUSH one x",
+        "LMOVE one one LEFT RIGHT",
+        "RPOPLPUSH one one",
+        "LRANGE one 0 -1",
+    ];
+    let arity = [
+        "LPUSH l",
+        "RPUSH",
+        "LPUSHX l",
+        "LLEN",
+        "LLEN a b",
+        "LRANGE l 0",
+        "LINDEX l",
+        "LSET l 0",
+        "LINSERT l BEFORE a",
+        "LREM l 0",
+        "LTRIM l 0",
+        "LPOS l",
+        "LMOVE a b LEFT",
+        "RPOPLPUSH a",
+        "LPOP",
+        "RPOP",
+    ];
+    let wrong_types = [
+        "SET str v",
+        "RPUSH lst a b",
+        "LPUSH str a",
+        "RPUSHX str a",
+        "LPOP str",
+        "RPOP str 2",
+        "LLEN str",
+        "LRANGE str 0 -1",
+        "LRANGE str x 1",
+        "LINDEX str 0",
+        "LINDEX str x",
+        "LSET str 0 a",
+        "LINSERT str BEFORE a b",
+        "LINSERT str MIDDLE a b",
+        "LREM str 0 a",
+        "LTRIM str 0 1",
+        "LPOS str a",
+        "LPOS str a RANK 0",
+        "LMOVE str lst LEFT LEFT",
+        "LMOVE lst str LEFT LEFT",
+        "LMOVE nol str LEFT LEFT",
+        "RPOPLPUSH lst str",
+        "GET lst",
+        "SET lst v GET",
+        "SET lst v BADOPT GET",
+        "GETSET lst v",
+        "GETDEL lst",
+        "GETEX lst EX 10",
+        "GETEX lst BADOPT",
+        "INCR lst",
+        "INCRBY lst x",
+        "INCRBYFLOAT lst 1",
+        "DECRBY lst 1",
+        "APPEND lst x",
+        "SETRANGE lst 0 x",
+        "SETRANGE lst 0 ''",
+        "SETRANGE lst -1 x",
+        "GETRANGE lst 0 1",
+        "GETRANGE lst x 1",
+        "STRLEN lst",
+        "MGET str lst nol",
+        "SETNX lst x",
+        "MSETNX lst x other y",
+        "SETBIT lst 1 1",
+        "SETBIT lst x 1",
+        "GETBIT lst 1",
+        "BITCOUNT lst",
+        "BITCOUNT lst x y",
+        "BITPOS lst 1",
+        "BITPOS lst 2",
+        "BITOP AND dest str lst",
+        "BITOP AND lst str",
+        "TYPE lst",
+        "DEL lst",
+        "RPUSH lst a b",
+        "LCS str lst",
+        "LCS lst str BADOPT",
+        "TYPE lst",
+        "TYPE str",
+        "TYPE nol",
+        "OBJECT ENCODING lst",
+        "OBJECT REFCOUNT lst",
+        "EXPIRE lst 100",
+        "TTL lst",
+        "PERSIST lst",
+        "RENAME lst lst2",
+        "LRANGE lst2 0 -1",
+        "COPY lst2 lst3",
+        "LRANGE lst3 0 -1",
+        "TYPE lst3",
+        "RENAME str lst3",
+        "TYPE lst3",
+        "GET lst3",
+        "SET lst2 v",
+        "TYPE lst2",
+        "MSET lst2 a",
+        "DEL lst2 lst3",
+        "RPUSH lst a",
+        "DBSIZE",
+        "KEYS l*",
+    ];
+    vec![
+        Script::new("lists").run(&family).run(&arity),
+        Script::new("lists: wrong types").run(&wrong_types),
+        Script::new("lists: scan by type")
+            .run(&["RPUSH l1 a", "RPUSH l2 b", "SET s1 x", "SET s2 y"])
+            .scan_all("TYPE list")
+            .scan_all("TYPE string")
+            .scan_all("TYPE hash")
+            .scan_all("MATCH l* TYPE list COUNT 1"),
+        Script::new("lists: watched")
+            .run(&["RPUSH w a", "WATCH w"])
+            .on(1, &["RPUSH w b"], 0)
+            .pipeline(&["MULTI", "LLEN w", "EXEC"])
+            .run(&[
+                "WATCH w",
+                "MULTI",
+                "LPUSH w c",
+                "RPOP w",
+                "EXEC",
+                "LRANGE w 0 -1",
+            ]),
+        events("lists: keyspace events", &family),
+        Script::new("lists: expiry")
+            .run(&["RPUSH e a", "PEXPIRE e 50", "LLEN e"])
+            .sleep(200)
+            .run(&["LLEN e", "EXISTS e", "LPUSHX e x"]),
+    ]
+}
+
 /// `CLIENT REPLY`: replies dropped (`OFF`, `SKIP`) are not sent, yet the commands run; each
 /// silenced run is followed by a `PING`, so a reply that should not have come shows.
 fn client_reply() -> Vec<Script> {
@@ -1443,7 +1675,14 @@ fn random_mix(rng: &mut Draw<'_>, steps: usize) -> Script {
         let small = rng.random_range(-12..12);
         let offset = rng.random_range(0..40);
         let bit = rng.random_range(0..64);
-        let line = match rng.random_range(0..38) {
+        let line = match rng.random_range(0..45) {
+            38 => format!("LPUSH {k} {n} {k2}"),
+            39 => format!("RPUSH {k} {n}"),
+            40 => format!("LPOP {k}{}", ["", " 2", " 0"][rng.random_range(0..3)]),
+            41 => format!("RPOP {k}"),
+            42 => format!("LRANGE {k} {small} {offset}"),
+            43 => format!("LMOVE {k} {k2} LEFT RIGHT"),
+            44 => format!("LREM {k} {small} {n}"),
             37 => format!(
                 "LCS {k} {k2}{}",
                 ["", " LEN", " IDX", " IDX WITHMATCHLEN"][rng.random_range(0..4)]
@@ -1538,6 +1777,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(client_list_and_kill());
     scripts.extend(client_reply());
     scripts.extend(monitor());
+    scripts.extend(lists());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

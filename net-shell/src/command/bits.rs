@@ -2,6 +2,7 @@
 //! bit of the first byte first.
 
 use super::events::Class;
+use super::types::string_or_return;
 use super::{error, integer, is, Context, Reply, ReplyWriter, NOT_INTEGER, SYNTAX};
 use crate::decimal::parse_i64;
 use crate::store::Ttl;
@@ -37,7 +38,7 @@ pub(crate) fn getbit(
         return error(out, BAD_OFFSET);
     };
     ctx.read(argv[1]);
-    let value = ctx.store.get(argv[1], ctx.clock.now).unwrap_or_default();
+    let value = string_or_return!(ctx, argv[1], out).unwrap_or_default();
     integer(out, i64::from(bit(value, offset)))
 }
 
@@ -58,7 +59,7 @@ pub(crate) fn setbit(
     };
     let (key, now) = (argv[1], ctx.clock.now);
     let made = ctx.makes(key);
-    let old = ctx.store.get(key, now).unwrap_or_default();
+    let old = string_or_return!(ctx, key, out).unwrap_or_default();
     let was = bit(old, offset);
     let len = old.len().max((offset >> 3) as usize + 1);
     // Redis publishes `setbit` only when the string changed: a bit flipped, or it grew.
@@ -128,7 +129,7 @@ pub(crate) fn bitcount(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     ctx.read(argv[1]);
-    let Some(value) = ctx.store.get(argv[1], ctx.clock.now) else {
+    let Some(value) = string_or_return!(ctx, argv[1], out) else {
         return integer(out, 0);
     };
     let range = match argv.len() {
@@ -166,7 +167,7 @@ pub(crate) fn bitpos(
         None => return error(out, NOT_INTEGER),
     };
     ctx.read(argv[1]);
-    let Some(value) = ctx.store.get(argv[1], ctx.clock.now) else {
+    let Some(value) = string_or_return!(ctx, argv[1], out) else {
         return integer(out, if wanted { -1 } else { 0 });
     };
     let end_given = argv.len() >= 5;
@@ -224,12 +225,10 @@ pub(crate) fn bitop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         );
     }
     let (target, sources, now) = (argv[2], &argv[3..], ctx.clock.now);
-    let len_of =
-        |ctx: &mut Context<'_, '_>, key: &[u8]| ctx.store.get(key, now).map_or(0, <[u8]>::len);
     let mut len = 0;
     for key in sources {
         ctx.read(key);
-        len = len.max(len_of(ctx, key));
+        len = len.max(string_or_return!(ctx, key, out).map_or(0, <[u8]>::len));
     }
     if len == 0 {
         if ctx.store.delete(target, now) {

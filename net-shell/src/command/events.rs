@@ -15,6 +15,9 @@ pub(crate) enum Class {
     Generic,
     /// `$`: `set`, `incrby`, `append`, `setrange`, `setbit`, …
     String,
+    /// `l`: `lpush`, `rpush`, `lpop`, `rpop`, `lset`, `linsert`, `lrem`, `ltrim`.
+    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    List,
     /// `x`: `expired`.
     Expired,
     /// `m`: `keymiss`.
@@ -30,6 +33,7 @@ impl Class {
         match self {
             Self::Generic => E::GENERIC,
             Self::String => E::STRING,
+            Self::List => E::LIST,
             Self::Expired => E::EXPIRED,
             Self::KeyMiss => E::KEY_MISS,
             Self::New => E::NEW,

@@ -4,7 +4,10 @@ use super::events::Class;
 use super::expiry::{self, Unit, When};
 use super::{error, error_fmt, integer, is, Context, Reply, ReplyWriter, Shown};
 #[cfg(feature = "extended-commands")]
-use {super::After, crate::store::Ttl};
+use {
+    super::After,
+    crate::store::{Ttl, ValueKind},
+};
 
 /// `DEL key …`, `UNLINK key …`: how many keys were removed.
 pub(crate) fn del(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
@@ -244,8 +247,8 @@ pub(crate) fn type_of(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     ctx.read(argv[1]);
-    let exists = ctx.store.contains(argv[1], ctx.clock.now);
-    out.simple(if exists { "string" } else { "none" })?;
+    let kind = ctx.store.value_kind(argv[1], ctx.clock.now);
+    out.simple(kind.map_or("none", ValueKind::name))?;
     Ok(After::Continue)
 }
 
@@ -298,14 +301,14 @@ fn copy_value(
     out: &mut ReplyWriter<'_>,
 ) -> Result<(), Reply> {
     let now = ctx.clock.now;
-    let value = ctx.store.get(from, now).unwrap_or_default();
+    let (kind, value) = ctx.store.get_kind(from, now).unwrap_or_default();
     let len = value.len();
     let Some(room) = out.spare_for(len) else {
         return Err(error(out, "ERR value is too large to copy here"));
     };
     room.copy_from_slice(value);
     let ttl = deadline.map_or(Ttl::Persist, Ttl::At);
-    match ctx.store.set(to, &out.spare()[..len], ttl, now) {
+    match ctx.store.set_kind(to, &out.spare()[..len], kind, ttl, now) {
         Ok(()) => Ok(()),
         Err(e) => Err(super::store_error(ctx, out, e)),
     }
@@ -414,7 +417,8 @@ pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     };
     let mut count: u64 = 10;
     let mut pattern: Option<&[u8]> = None;
-    let mut strings = true;
+    // `None`: any kind; `Some(None)`: a type no key here has.
+    let mut kind: Option<Option<ValueKind>> = None;
     let mut i = 2;
     while i < argv.len() {
         let more = argv.len() - i >= 2;
@@ -427,15 +431,19 @@ pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         } else if is(argv[i], "match") && more {
             pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
         } else if is(argv[i], "type") && more {
-            strings = is(argv[i + 1], "string");
+            let kinds = [ValueKind::String, ValueKind::List];
+            kind = Some(kinds.into_iter().find(|k| is(argv[i + 1], k.name())));
         } else {
             return error(out, super::SYNTAX);
         }
         i += 2;
     }
     let now = ctx.clock.now;
-    let wanted =
-        |key: &[u8]| strings && pattern.is_none_or(|p| super::glob::matches(p, key, false));
+    let store = &*ctx.store;
+    let wanted = |at: usize, key: &[u8]| {
+        kind.is_none_or(|kind| kind.is_some() && kind == store.value_kind_at(at))
+            && pattern.is_none_or(|p| super::glob::matches(p, key, false))
+    };
     // Plan: which slots this call covers, so the header can be written first, and the reply
     // fits (cursor up to 20 digits, the array header).
     let room = out.remaining().saturating_sub(48);
@@ -446,7 +454,7 @@ pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
             next = at;
             break;
         }
-        if wanted(key) {
+        if wanted(at, key) {
             let size = key.len() + 16;
             if bytes + size > room && found > 0 {
                 next = at;
@@ -467,7 +475,7 @@ pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         if at >= end {
             break;
         }
-        if wanted(key) {
+        if wanted(at, key) {
             out.bulk(key)?;
         }
         slot = at + 1;
@@ -505,9 +513,18 @@ pub(crate) fn object(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let sub = argv[1];
-    let Some(value) = ctx.store.get(argv[2], ctx.clock.now) else {
+    let Some((kind, value)) = ctx.store.get_kind(argv[2], ctx.clock.now) else {
         return super::bulk_or_nil(out, None);
     };
+    if kind == ValueKind::List {
+        // Redis 7.0 keeps every list as a quicklist (listpack encoding for small lists came
+        // with 7.2).
+        if is(sub, "encoding") {
+            return super::bulk_or_nil(out, Some(b"quicklist"));
+        } else if is(sub, "refcount") {
+            return integer(out, 1);
+        }
+    }
     let integer_value = (value.len() <= 20)
         .then(|| crate::decimal::parse_i64(value))
         .flatten();

@@ -13,6 +13,7 @@
 //! | `strings.rs` | the string family (`GET`, `SET`, `INCR`, `APPEND`, `INCRBYFLOAT`, …) |
 //! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
+//! | `lists.rs` | the list family (`LPUSH`, `LPOP`, `LRANGE`, `LMOVE`, …) |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
 //! | `events.rs` | keyspace notifications (`notify-keyspace-events`) from commands |
 //! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
@@ -24,6 +25,7 @@
 //! | `reply_mode.rs` | `CLIENT REPLY ON\|OFF\|SKIP`: whether a connection's replies are sent |
 //! | `monitor.rs` | `MONITOR`: every command run, fed to the clients that asked |
 //! | `channels.rs` | pub/sub (`SUBSCRIBE`, `PUBLISH`, `PUBSUB`, …) over [`crate::pubsub`] |
+//! | `types.rs` | `WRONGTYPE`: a command for strings met a key of another kind |
 //! | `glob.rs` | Redis' glob patterns (`KEYS`, `SCAN MATCH`, `PSUBSCRIBE`) |
 
 use core::fmt::Write as _;
@@ -51,6 +53,8 @@ mod expiry;
 mod float;
 pub(crate) mod glob;
 mod keys;
+#[cfg(feature = "lists")]
+mod lists;
 #[cfg(feature = "pubsub")]
 mod monitor;
 #[cfg(feature = "extended-commands")]
@@ -60,6 +64,7 @@ pub use reply_mode::ReplyMode;
 mod server;
 mod strings;
 mod table;
+mod types;
 #[cfg(feature = "client-list")]
 pub use clients::ClientsRequest;
 #[cfg(feature = "client-list")]

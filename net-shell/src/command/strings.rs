@@ -2,6 +2,7 @@
 
 use super::events::Class;
 use super::expiry::{self, Unit, When};
+use super::types::string_or_return;
 use super::{
     bulk_or_nil, error, integer, is, ok, store_error, After, Context, Reply, ReplyWriter,
     NOT_INTEGER, SYNTAX,
@@ -17,7 +18,7 @@ pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
     #[cfg(feature = "alloc")]
     if ctx.stream_values {
         if let Some((index, stamp, len)) = ctx.store.value_handle(argv[1], ctx.clock.now) {
-            if len > STREAM_OVER {
+            if len > STREAM_OVER && ctx.check_string(argv[1]).is_ok() {
                 out.bulk_header(len)?;
                 return Ok(After::More(super::Continuation::value(ValueMore {
                     index,
@@ -28,7 +29,8 @@ pub(crate) fn get(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
             }
         }
     }
-    bulk_or_nil(out, ctx.store.get(argv[1], ctx.clock.now))
+    let value = string_or_return!(ctx, argv[1], out);
+    bulk_or_nil(out, value)
 }
 
 /// Values longer than this are sent from the store as the send buffer drains.
@@ -171,6 +173,9 @@ fn set_generic(
     if options.get {
         // `GET` reads first, as Redis' `getGenericCommand` (a `keymiss` before anything).
         ctx.read(key);
+        if let Err(wrong) = ctx.check_string(key) {
+            return wrong.reply(out);
+        }
     }
     let exists = ctx.store.contains(key, now);
     // NX needs the key absent, XX needs it present.
@@ -271,7 +276,8 @@ pub(crate) fn getdel(
 ) -> Reply {
     let now = ctx.clock.now;
     ctx.read(argv[1]);
-    bulk_or_nil(out, ctx.store.get(argv[1], now))?;
+    let value = string_or_return!(ctx, argv[1], out);
+    bulk_or_nil(out, value)?;
     if ctx.store.delete(argv[1], now) {
         ctx.notify(Class::Generic, "del", argv[1]);
     }
@@ -289,6 +295,9 @@ pub(crate) fn getex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
     let Some(current) = ctx.store.deadline(key, now) else {
         return bulk_or_nil(out, None);
     };
+    if let Err(wrong) = ctx.check_string(key) {
+        return wrong.reply(out);
+    }
     let deadline = match options
         .expire
         .map(|when| expiry::set_deadline(when, ctx.clock))
@@ -314,7 +323,7 @@ pub(crate) fn getex(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
 /// `incrDecrCommand`).
 fn incr_by(ctx: &mut Context<'_, '_>, key: &[u8], by: i64, out: &mut ReplyWriter<'_>) -> Reply {
     let now = ctx.clock.now;
-    let current = match ctx.store.get(key, now) {
+    let current = match string_or_return!(ctx, key, out) {
         None => 0,
         Some(value) => match parse_i64(value) {
             Some(n) => n,
@@ -383,7 +392,12 @@ pub(crate) fn mget(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     out.array_header(argv.len() - 1)?;
     for key in &argv[1..] {
         ctx.read(key);
-        bulk_or_nil(out, ctx.store.get(key, now))?;
+        // A key of another kind reads as nil here, as in Redis.
+        let value = match ctx.store.get_kind(key, now) {
+            Some((crate::store::ValueKind::String, value)) => Some(value),
+            _ => None,
+        };
+        bulk_or_nil(out, value)?;
     }
     Ok(After::Continue)
 }
@@ -488,7 +502,7 @@ pub(crate) fn strlen(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     ctx.read(argv[1]);
-    let len = ctx.store.get(argv[1], ctx.clock.now).map_or(0, <[u8]>::len);
+    let len = string_or_return!(ctx, argv[1], out).map_or(0, <[u8]>::len);
     integer(out, len as i64)
 }
 
@@ -532,7 +546,7 @@ pub(crate) fn append(
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let (key, tail) = (argv[1], argv[2]);
-    let old_len = ctx.store.get(key, ctx.clock.now).map_or(0, <[u8]>::len);
+    let old_len = string_or_return!(ctx, key, out).map_or(0, <[u8]>::len);
     let new_len = old_len.saturating_add(tail.len());
     match rewrite(ctx, (key, "append"), new_len, out, |value| {
         value[old_len..].copy_from_slice(tail);
@@ -556,7 +570,7 @@ pub(crate) fn setrange(
         Some(_) => return error(out, "ERR offset is out of range"),
         None => return error(out, NOT_INTEGER),
     };
-    let old_len = ctx.store.get(key, ctx.clock.now).map(<[u8]>::len);
+    let old_len = string_or_return!(ctx, key, out).map(<[u8]>::len);
     if patch.is_empty() {
         // Nothing to write: the length as it is (0 for a missing key, which stays missing).
         return integer(out, old_len.unwrap_or(0) as i64);
@@ -587,7 +601,7 @@ pub(crate) fn getrange(
         return error(out, NOT_INTEGER);
     };
     ctx.read(argv[1]);
-    let value = ctx.store.get(argv[1], ctx.clock.now).unwrap_or_default();
+    let value = string_or_return!(ctx, argv[1], out).unwrap_or_default();
     let len = value.len() as i64;
     if start < 0 && end < 0 && start > end {
         return bulk_or_nil(out, Some(b""));
@@ -615,7 +629,7 @@ pub(crate) fn incrbyfloat(
 ) -> Reply {
     use super::float::{Decimal, NotDecimal};
     let (key, now) = (argv[1], ctx.clock.now);
-    let current = Decimal::parse(ctx.store.get(key, now).unwrap_or(b"0"));
+    let current = Decimal::parse(string_or_return!(ctx, key, out).unwrap_or(b"0"));
     let sum = match (current, Decimal::parse(argv[2])) {
         (Err(NotDecimal::Invalid), _) | (_, Err(NotDecimal::Invalid)) => {
             return error(out, "ERR value is not a valid float")
@@ -650,6 +664,12 @@ const LCS_MAX: usize = 256;
 /// bytes, are refused with Redis' text for a table over its limit.
 #[cfg(feature = "extended-commands")]
 pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    // Redis looks both keys up before it reads the options.
+    ctx.read(argv[1]);
+    ctx.read(argv[2]);
+    if ctx.check_string(argv[1]).is_err() || ctx.check_string(argv[2]).is_err() {
+        return error(out, "ERR The specified keys must contain string values");
+    }
     let (mut len_only, mut idx, mut with_len, mut min_len) = (false, false, false, 0u64);
     let mut i = 3;
     while i < argv.len() {
@@ -681,8 +701,6 @@ pub(crate) fn lcs(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWrit
     // length grows from the cell above (V) and from the cell to the left (H). The walk back
     // needs only them: LCS(i-1,j) > LCS(i,j-1) exactly when V is 0 and H is 1.
     let now = ctx.clock.now;
-    ctx.read(argv[1]);
-    ctx.read(argv[2]);
     let a_len = ctx.store.get(argv[1], now).map_or(0, <[u8]>::len);
     let b_len = ctx.store.get(argv[2], now).map_or(0, <[u8]>::len);
     let cells = (a_len + 1) * (b_len + 1);

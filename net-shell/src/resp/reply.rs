@@ -291,6 +291,19 @@ impl<'a> ReplyWriter<'a> {
         self.buf.bytes_mut().get_mut(start..end)
     }
 
+    /// What is written so far, beside the first `len` bytes of [`spare`](Self::spare) (a
+    /// growable buffer grows to have them): for building a value from parts of the reply
+    /// already written. `None` if they do not fit.
+    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    pub(crate) fn written_and_spare(&mut self, len: usize) -> Option<(&[u8], &mut [u8])> {
+        let end = self.len.checked_add(len)?;
+        if !self.buf.ensure(end) {
+            return None;
+        }
+        let (written, rest) = self.buf.bytes_mut().split_at_mut(self.len);
+        Some((written, rest.get_mut(..len)?))
+    }
+
     /// Drops what was written after the first `len` bytes; does nothing if `len` is not less than
     /// [`len`](Self::len). For taking back the start of a multi-part reply that did not fit.
     ///

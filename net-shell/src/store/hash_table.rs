@@ -32,6 +32,8 @@ pub(super) fn position(index: u32) -> usize {
 #[derive(Clone, Copy)]
 pub(super) struct Entry {
     pub(super) used: bool,
+    /// What the value holds.
+    pub(super) kind: super::ValueKind,
     /// Next entry in the same hash bucket.
     pub(super) next: u32,
     pub(super) hash: u32,
@@ -51,6 +53,7 @@ pub(super) struct Entry {
 impl Entry {
     pub(super) const VACANT: Self = Self {
         used: false,
+        kind: super::ValueKind::String,
         next: NIL,
         hash: 0,
         offset: 0,

@@ -28,8 +28,10 @@ mod arrays;
 mod chunks;
 mod hash_table;
 mod key_timers;
+pub mod list;
 mod timer_segments;
 mod usage;
+mod value_kind;
 
 use core::fmt;
 
@@ -41,6 +43,7 @@ use hash_table::{position, Buckets, Entries, Entry, NIL};
 pub use key_timers::Ttl;
 use timer_segments::KeyTimers;
 pub use usage::MemoryUse;
+pub use value_kind::ValueKind;
 
 /// The most bytes of other keys' blocks one write moves, whatever the size of the store: a
 /// write that needs a block where the free bytes are scattered may slide the blocks of a window
@@ -346,9 +349,57 @@ impl<'a> Store<'a> {
         )
     }
 
+    /// The value of a live key, with what it holds.
+    pub fn get_kind(&mut self, key: &[u8], now: Tick) -> Option<(ValueKind, &[u8])> {
+        let index = self.find_live(key, now)?;
+        let entry = self.entry(index)?;
+        Some((
+            entry.kind,
+            self.pool
+                .slice(entry.offset + entry.key_len, entry.value_len as usize),
+        ))
+    }
+
     /// Whether a live key exists.
     pub fn contains(&mut self, key: &[u8], now: Tick) -> bool {
         self.find_live(key, now).is_some()
+    }
+
+    /// What a live key holds.
+    pub fn value_kind(&mut self, key: &[u8], now: Tick) -> Option<ValueKind> {
+        let index = self.find_live(key, now)?;
+        self.entry(index).map(|entry| entry.kind)
+    }
+
+    /// What the key in slot `slot` holds (a slot [`key_at_or_after`](Self::key_at_or_after)
+    /// gave).
+    pub fn value_kind_at(&self, slot: usize) -> Option<ValueKind> {
+        let index = u32::try_from(slot + 1).ok()?;
+        self.entry(index).map(|entry| entry.kind)
+    }
+
+    /// [`set`](Self::set) for a value of kind `kind` (a string is [`set`](Self::set)'s).
+    ///
+    /// # Errors
+    ///
+    /// As [`set`](Self::set).
+    pub fn set_kind(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        kind: ValueKind,
+        ttl: Ttl,
+        now: Tick,
+    ) -> Result<(), StoreError> {
+        self.set(key, value, ttl, now)?;
+        if kind != ValueKind::String {
+            if let Some(index) = self.find(key) {
+                if let Some(entry) = self.entries.get_mut(position(index)) {
+                    entry.kind = kind;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A live key's write stamp, new on every write to it (a value, a time to live): what
@@ -530,6 +581,9 @@ impl<'a> Store<'a> {
         };
         self.apply_ttl(index, ttl);
         self.stamp_written(index);
+        if let Some(entry) = self.entries.get_mut(position(index)) {
+            entry.kind = ValueKind::String; // `set_kind` says otherwise after
+        }
         Ok(())
     }
 

@@ -65,6 +65,7 @@ bitflags::bitflags! {
         const DANGEROUS = 1 << 3;
         const CONNECTION = 1 << 4;
         const TRANSACTION = 1 << 5;
+        const LIST = 1 << 6;
     }
 }
 
@@ -183,6 +184,8 @@ pub(crate) enum Group {
     Pubsub,
     #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     Cluster,
+    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    List,
 }
 
 impl Group {
@@ -196,6 +199,7 @@ impl Group {
             Self::Transactions => "transactions",
             Self::Pubsub => "pubsub",
             Self::Cluster => "cluster",
+            Self::List => "list",
         }
     }
 }

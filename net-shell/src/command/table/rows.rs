@@ -8,6 +8,8 @@ use super::super::channels;
 use super::super::clients;
 #[cfg(feature = "cluster")]
 use super::super::cluster;
+#[cfg(feature = "lists")]
+use super::super::lists;
 #[cfg(feature = "pubsub")]
 use super::super::monitor;
 #[cfg(feature = "extended-commands")]
@@ -42,6 +44,16 @@ const KEY_RW_ACCESS_UPDATE: &[KeySpec] = &[KeySpec::new(
 const KEY_OW_UPDATE: &[KeySpec] = &[KeySpec::new(KF::OW.union(KF::UPDATE), 1, 0, 1)];
 #[cfg_attr(not(feature = "extended-commands"), allow(dead_code))]
 const KEY_2_RO: &[KeySpec] = &[KeySpec::new(KF::RO, 2, 0, 1)];
+#[cfg(feature = "lists")]
+const KEY_RW_INSERT: &[KeySpec] = &[KeySpec::new(KF::RW.union(KF::INSERT), 1, 0, 1)];
+#[cfg(feature = "lists")]
+const KEY_RW_DELETE: &[KeySpec] = &[KeySpec::new(KF::RW.union(KF::DELETE), 1, 0, 1)];
+/// `LMOVE`, `RPOPLPUSH`: a source popped, a destination pushed.
+#[cfg(feature = "lists")]
+const MOVE: &[KeySpec] = &[
+    KeySpec::new(KF::RW.union(KF::ACCESS).union(KF::DELETE), 1, 0, 1),
+    KeySpec::new(KF::RW.union(KF::INSERT), 2, 0, 1),
+];
 const KEY_RW_ACCESS_DELETE: &[KeySpec] = &[KeySpec::new(
     KF::RW.union(KF::ACCESS).union(KF::DELETE),
     1,
@@ -112,6 +124,39 @@ pub(crate) static ROWS: &[Command] = &[
         .specs(&[KeySpec::new(KF::OW.union(KF::UPDATE), 2, 0, 1), KeySpec::new(KF::RO.union(KF::ACCESS), 3, -1, 1)]),
     #[cfg(feature = "extended-commands")]
     row("substr", 4, F::READONLY, A::STRING, G::String, strings::getrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    // Lists.
+    #[cfg(feature = "lists")]
+    row("lpush", -3, WRITE_DENYOOM_FAST, A::LIST, G::List, lists::lpush).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "lists")]
+    row("rpush", -3, WRITE_DENYOOM_FAST, A::LIST, G::List, lists::rpush).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "lists")]
+    row("lpushx", -3, WRITE_DENYOOM_FAST, A::LIST, G::List, lists::lpushx).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "lists")]
+    row("rpushx", -3, WRITE_DENYOOM_FAST, A::LIST, G::List, lists::rpushx).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "lists")]
+    row("lpop", -2, WRITE_FAST, A::LIST, G::List, lists::lpop).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
+    #[cfg(feature = "lists")]
+    row("rpop", -2, WRITE_FAST, A::LIST, G::List, lists::rpop).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
+    #[cfg(feature = "lists")]
+    row("llen", 2, READ_FAST, A::LIST, G::List, lists::llen).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "lists")]
+    row("lrange", 4, F::READONLY, A::LIST, G::List, lists::lrange).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "lists")]
+    row("lindex", 3, F::READONLY, A::LIST, G::List, lists::lindex).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "lists")]
+    row("lset", 4, WRITE_DENYOOM, A::LIST, G::List, lists::lset).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "lists")]
+    row("linsert", 5, WRITE_DENYOOM, A::LIST, G::List, lists::linsert).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "lists")]
+    row("lrem", 4, F::WRITE, A::LIST, G::List, lists::lrem).keys(1, 1, 1).specs(KEY_RW_DELETE),
+    #[cfg(feature = "lists")]
+    row("ltrim", 4, F::WRITE, A::LIST, G::List, lists::ltrim).keys(1, 1, 1).specs(KEY_RW_DELETE),
+    #[cfg(feature = "lists")]
+    row("lpos", -3, F::READONLY, A::LIST, G::List, lists::lpos).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "lists")]
+    row("lmove", 5, WRITE_DENYOOM, A::LIST, G::List, lists::lmove).keys(1, 2, 1).specs(MOVE),
+    #[cfg(feature = "lists")]
+    row("rpoplpush", 3, WRITE_DENYOOM, A::LIST, G::List, lists::rpoplpush).keys(1, 2, 1).specs(MOVE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
         .specs(&[KeySpec::new(KF::RM.union(KF::DELETE), 1, -1, 1)]),

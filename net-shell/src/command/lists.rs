@@ -1,0 +1,642 @@
+//! The list commands (Redis 7.0's `t_list.c`) over lists kept as one value each in the store
+//! ([`crate::store::list`]): the same replies, errors, argument order and keyspace events.
+//! A change rewrites the list through the reply buffer's spare room; a list left empty is
+//! deleted, as in Redis.
+
+use super::events::Class;
+use super::types::{WrongType, WRONGTYPE};
+use super::{
+    bulk_or_nil, error, integer, is, ok, store_error, After, Context, Reply, ReplyWriter,
+    NOT_INTEGER, SYNTAX,
+};
+use crate::decimal::parse_i64;
+use crate::store::list::{element_len, List, ListWriter};
+use crate::store::StoreError;
+use crate::store::{Ttl, ValueKind};
+
+/// An end of a list.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Head,
+    Tail,
+}
+
+impl End {
+    /// `LEFT` or `RIGHT`, as `LMOVE` names them.
+    fn parse(word: &[u8]) -> Option<Self> {
+        if is(word, "left") {
+            Some(Self::Head)
+        } else if is(word, "right") {
+            Some(Self::Tail)
+        } else {
+            None
+        }
+    }
+
+    const fn push_event(self) -> &'static str {
+        match self {
+            Self::Head => "lpush",
+            Self::Tail => "rpush",
+        }
+    }
+
+    const fn pop_event(self) -> &'static str {
+        match self {
+            Self::Head => "lpop",
+            Self::Tail => "rpop",
+        }
+    }
+}
+
+/// Redis' text for a negative count (`getPositiveLongFromObjectOrReply`).
+const NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
+
+/// The list at `key` (`None`: no such key), or the `WRONGTYPE` reply returned.
+macro_rules! list_or_return {
+    ($ctx:expr, $key:expr, $out:expr) => {
+        match $ctx.list($key) {
+            Ok(list) => list,
+            Err(wrong) => return wrong.reply($out),
+        }
+    };
+}
+
+impl Context<'_, '_> {
+    /// The list at `key` (`None`: no such key), or [`WrongType`].
+    fn list(&mut self, key: &[u8]) -> Result<Option<List<'_>>, WrongType> {
+        Ok(self.value_of(key, ValueKind::List)?.map(List::new))
+    }
+}
+
+/// Writes list `key` anew: `edit` gets the old list (empty if none), the reply written so far
+/// (where an element being moved waits) and a writer with room for the old list's bytes and
+/// `extra` more. An empty result deletes the key. The list's time to live stays. `Ok`: the
+/// new length (0: the key is gone; the caller publishes its event, then `del`, as Redis does).
+fn rewrite(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    extra: usize,
+    edit: impl FnOnce(List<'_>, &[u8], &mut ListWriter<'_>),
+) -> Result<usize, Reply> {
+    let now = ctx.clock.now;
+    let old = ctx.store.get(key, now).unwrap_or_default();
+    // Scratch room for the new list (the store refuses it if it is over the largest value).
+    let size = 4 + old.len() + extra;
+    let Some((reply, room)) = out.written_and_spare(size) else {
+        return Err(store_error(ctx, out, StoreError::ValueTooLarge));
+    };
+    let mut writer = ListWriter::new(room);
+    edit(List::new(old), reply, &mut writer);
+    let count = writer.count();
+    let len = writer.finish();
+    if count == 0 {
+        ctx.store.delete(key, now);
+        return Ok(0);
+    }
+    match ctx
+        .store
+        .set_kind(key, &out.spare()[..len], ValueKind::List, Ttl::Keep, now)
+    {
+        Ok(()) => Ok(count),
+        Err(e) => Err(store_error(ctx, out, e)),
+    }
+}
+
+/// After a change that left `left` elements: `event`, then `del` if the list is gone (Redis'
+/// `listElementsRemoved` and its kin).
+fn changed(ctx: &mut Context<'_, '_>, key: &[u8], event: &str, left: usize) {
+    ctx.notify(Class::List, event, key);
+    if left == 0 {
+        ctx.notify(Class::Generic, "del", key);
+    }
+}
+
+/// Redis' `pushGenericCommand`: `LPUSH`, `RPUSH`, and with `only_existing` `LPUSHX`,
+/// `RPUSHX`.
+fn push(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+    end: End,
+    only_existing: bool,
+) -> Reply {
+    let key = argv[1];
+    let exists = list_or_return!(ctx, key, out).is_some();
+    if !exists && only_existing {
+        return integer(out, 0);
+    }
+    let new = &argv[2..];
+    let extra = new.iter().map(|e| element_len(e.len())).sum();
+    let written = rewrite(ctx, out, key, extra, |old, _, writer| {
+        if end == End::Head {
+            // Each pushed in turn at the head: the last given comes first.
+            for element in new.iter().rev() {
+                writer.push(element);
+            }
+        }
+        for element in old.iter() {
+            writer.push(element);
+        }
+        if end == End::Tail {
+            for element in new {
+                writer.push(element);
+            }
+        }
+    });
+    match written {
+        Ok(len) => {
+            ctx.written(!exists, Class::List, end.push_event(), key);
+            integer(out, len as i64)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LPUSH key element …`.
+pub(crate) fn lpush(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    push(ctx, argv, out, End::Head, false)
+}
+
+/// `RPUSH key element …`.
+pub(crate) fn rpush(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    push(ctx, argv, out, End::Tail, false)
+}
+
+/// `LPUSHX key element …`.
+pub(crate) fn lpushx(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    push(ctx, argv, out, End::Head, true)
+}
+
+/// `RPUSHX key element …`.
+pub(crate) fn rpushx(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    push(ctx, argv, out, End::Tail, true)
+}
+
+/// Removes `count` elements from `end` of list `key`; the elements left.
+fn remove_from_end(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    end: End,
+    count: usize,
+) -> Result<usize, Reply> {
+    rewrite(ctx, out, key, 0, |old, _, writer| {
+        let keep = old.len() - count.min(old.len());
+        let skip = if end == End::Head { count } else { 0 };
+        for element in old.iter().skip(skip).take(keep) {
+            writer.push(element);
+        }
+    })
+}
+
+/// Redis' `popGenericCommand`: `LPOP key [count]`, `RPOP key [count]`.
+fn pop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>, end: End) -> Reply {
+    if argv.len() > 3 {
+        return super::wrong_arity(out, if end == End::Head { "lpop" } else { "rpop" });
+    }
+    // Redis has one text for a count that is not a number and one below zero.
+    let count = match argv.get(2).map(|word| parse_i64(word)) {
+        None => None,
+        Some(Some(n)) if n >= 0 => Some(n as usize),
+        Some(_) => return error(out, NOT_POSITIVE),
+    };
+    let key = argv[1];
+    let Some(list) = list_or_return!(ctx, key, out) else {
+        match count {
+            Some(_) => out.null_array()?,
+            None => out.null()?,
+        }
+        return Ok(After::Continue);
+    };
+    let len = list.len();
+    let taken = match count {
+        Some(0) => {
+            out.array_header(0)?;
+            return Ok(After::Continue);
+        }
+        Some(n) => {
+            let n = n.min(len);
+            out.array_header(n)?;
+            // From the end inwards.
+            let order = (0..n).map(|i| if end == End::Head { i } else { len - 1 - i });
+            for index in order {
+                out.bulk(list.get(index).unwrap_or_default())?;
+            }
+            n
+        }
+        None => {
+            let index = if end == End::Head { 0 } else { len - 1 };
+            out.bulk(list.get(index).unwrap_or_default())?;
+            1
+        }
+    };
+    match remove_from_end(ctx, out, key, end, taken) {
+        Ok(left) => {
+            changed(ctx, key, end.pop_event(), left);
+            Ok(After::Continue)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LPOP key [count]`.
+pub(crate) fn lpop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    pop(ctx, argv, out, End::Head)
+}
+
+/// `RPOP key [count]`.
+pub(crate) fn rpop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    pop(ctx, argv, out, End::Tail)
+}
+
+/// `LLEN key`.
+pub(crate) fn llen(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    ctx.read(argv[1]);
+    let len = list_or_return!(ctx, argv[1], out).map_or(0, |list| list.len());
+    integer(out, len as i64)
+}
+
+/// `LINDEX key index`: the key is looked up before the index is read, as in Redis.
+pub(crate) fn lindex(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    ctx.read(argv[1]);
+    let Some(list) = list_or_return!(ctx, argv[1], out) else {
+        return bulk_or_nil(out, None);
+    };
+    let Some(index) = parse_i64(argv[2]) else {
+        return error(out, NOT_INTEGER);
+    };
+    bulk_or_nil(out, position(index, list.len()).and_then(|at| list.get(at)))
+}
+
+/// A Redis list index (negative: from the tail) as a position, if within `len`.
+fn position(index: i64, len: usize) -> Option<usize> {
+    let at = if index < 0 {
+        (len as i64).checked_add(index)?
+    } else {
+        index
+    };
+    usize::try_from(at).ok().filter(|&at| at < len)
+}
+
+/// `start stop` as Redis' `addListRangeReply` and `ltrimCommand` clamp them: `None` when the
+/// range is empty.
+fn range(start: i64, stop: i64, len: usize) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        len.saturating_add(start)
+    } else {
+        start
+    }
+    .max(0);
+    let stop = if stop < 0 {
+        len.saturating_add(stop)
+    } else {
+        stop
+    };
+    if start > stop || start >= len {
+        return None;
+    }
+    Some((start as usize, stop.min(len - 1) as usize))
+}
+
+/// `LSET key index element`.
+pub(crate) fn lset(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let key = argv[1];
+    let Some(list) = list_or_return!(ctx, key, out) else {
+        return error(out, "ERR no such key");
+    };
+    let len = list.len();
+    let Some(index) = parse_i64(argv[2]) else {
+        return error(out, NOT_INTEGER);
+    };
+    let Some(at) = position(index, len) else {
+        return error(out, "ERR index out of range");
+    };
+    let element = argv[3];
+    let written = rewrite(
+        ctx,
+        out,
+        key,
+        element_len(element.len()),
+        |old, _, writer| {
+            for (i, old) in old.iter().enumerate() {
+                writer.push(if i == at { element } else { old });
+            }
+        },
+    );
+    match written {
+        Ok(_) => {
+            ctx.notify(Class::List, "lset", key);
+            ok(out)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LRANGE key start stop`: the range is read before the key is looked up, as in Redis.
+pub(crate) fn lrange(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let (Some(start), Some(stop)) = (parse_i64(argv[2]), parse_i64(argv[3])) else {
+        return error(out, NOT_INTEGER);
+    };
+    ctx.read(argv[1]);
+    let list = list_or_return!(ctx, argv[1], out);
+    let kept = list.and_then(|list| range(start, stop, list.len()));
+    let (Some(list), Some((from, to))) = (list, kept) else {
+        out.array_header(0)?;
+        return Ok(After::Continue);
+    };
+    out.array_header(to - from + 1)?;
+    for element in list.iter().skip(from).take(to - from + 1) {
+        out.bulk(element)?;
+    }
+    Ok(After::Continue)
+}
+
+/// `LTRIM key start stop`: keeps the range; `ltrim` is published even when nothing went.
+pub(crate) fn ltrim(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let (Some(start), Some(stop)) = (parse_i64(argv[2]), parse_i64(argv[3])) else {
+        return error(out, NOT_INTEGER);
+    };
+    let key = argv[1];
+    let Some(list) = list_or_return!(ctx, key, out) else {
+        return ok(out);
+    };
+    let kept = range(start, stop, list.len());
+    let written = rewrite(ctx, out, key, 0, |old, _, writer| {
+        if let Some((from, to)) = kept {
+            for element in old.iter().skip(from).take(to - from + 1) {
+                writer.push(element);
+            }
+        }
+    });
+    match written {
+        Ok(left) => {
+            changed(ctx, key, "ltrim", left);
+            ok(out)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LINSERT key BEFORE|AFTER pivot element`: the new length, -1 without the pivot, 0 without
+/// the key.
+pub(crate) fn linsert(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let after = if is(argv[2], "after") {
+        true
+    } else if is(argv[2], "before") {
+        false
+    } else {
+        return error(out, SYNTAX);
+    };
+    let (key, pivot, element) = (argv[1], argv[3], argv[4]);
+    let Some(list) = list_or_return!(ctx, key, out) else {
+        return integer(out, 0);
+    };
+    let Some(at) = list.iter().position(|e| e == pivot) else {
+        return integer(out, -1);
+    };
+    let written = rewrite(
+        ctx,
+        out,
+        key,
+        element_len(element.len()),
+        |old, _, writer| {
+            for (i, old) in old.iter().enumerate() {
+                if i == at && !after {
+                    writer.push(element);
+                }
+                writer.push(old);
+                if i == at && after {
+                    writer.push(element);
+                }
+            }
+        },
+    );
+    match written {
+        Ok(len) => {
+            ctx.notify(Class::List, "linsert", key);
+            integer(out, len as i64)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LREM key count element`: removes up to `count` matches from the head (from the tail if
+/// negative; all if 0).
+pub(crate) fn lrem(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let Some(count) = parse_i64(argv[2]) else {
+        return error(out, NOT_INTEGER);
+    };
+    let (key, element) = (argv[1], argv[3]);
+    let Some(list) = list_or_return!(ctx, key, out) else {
+        return integer(out, 0);
+    };
+    let matches = list.iter().filter(|e| *e == element).count();
+    let limit = match count {
+        0 => matches,
+        _ => usize::try_from(count.unsigned_abs()).map_or(matches, |n| n.min(matches)),
+    };
+    if limit == 0 {
+        return integer(out, 0);
+    }
+    // From the tail: the first `matches - limit` matches stay.
+    let stay = if count < 0 { matches - limit } else { 0 };
+    let written = rewrite(ctx, out, key, 0, |old, _, writer| {
+        let mut seen = 0;
+        for e in old.iter() {
+            if e == element {
+                seen += 1;
+                if seen > stay && seen <= stay + limit {
+                    continue;
+                }
+            }
+            writer.push(e);
+        }
+    });
+    match written {
+        Ok(left) => {
+            changed(ctx, key, "lrem", left);
+            integer(out, limit as i64)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]`, as Redis' `lposCommand`:
+/// the options first, then the key.
+pub(crate) fn lpos(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let (mut rank, mut count, mut maxlen): (i64, Option<usize>, usize) = (1, None, 0);
+    let mut j = 3;
+    while j < argv.len() {
+        let Some(&value) = argv.get(j + 1) else {
+            return error(out, SYNTAX);
+        };
+        let n = parse_i64(value);
+        if is(argv[j], "rank") {
+            match n {
+                None => return error(out, NOT_INTEGER),
+                Some(0) => return error(out, RANK_ZERO),
+                Some(n) => rank = n,
+            }
+        } else if is(argv[j], "count") {
+            match n {
+                None => return error(out, NOT_INTEGER),
+                Some(n) if n < 0 => return error(out, "ERR COUNT can't be negative"),
+                Some(n) => count = Some(n as usize),
+            }
+        } else if is(argv[j], "maxlen") {
+            match n {
+                None => return error(out, NOT_INTEGER),
+                Some(n) if n < 0 => return error(out, "ERR MAXLEN can't be negative"),
+                Some(n) => maxlen = n as usize,
+            }
+        } else {
+            return error(out, SYNTAX);
+        }
+        j += 2;
+    }
+    ctx.read(argv[1]);
+    let Some(list) = list_or_return!(ctx, argv[1], out) else {
+        match count {
+            Some(_) => out.array_header(0)?,
+            None => out.null()?,
+        }
+        return Ok(After::Continue);
+    };
+    let element = argv[2];
+    let len = list.len();
+    let from_tail = rank < 0;
+    let skip = usize::try_from(rank.unsigned_abs() - 1).unwrap_or(usize::MAX);
+    let scanned = if maxlen == 0 { len } else { maxlen.min(len) };
+    // Positions of the matches in the order of the scan, from the rank-th on.
+    let found = (0..scanned)
+        .map(|i| if from_tail { len - 1 - i } else { i })
+        .filter(|&at| list.get(at) == Some(element))
+        .skip(skip);
+    match count {
+        None => match found.clone().next() {
+            Some(at) => integer(out, at as i64),
+            None => bulk_or_nil(out, None),
+        },
+        Some(count) => {
+            let limit = if count == 0 { usize::MAX } else { count };
+            out.array_header(found.clone().take(limit).count())?;
+            for at in found.take(limit) {
+                out.integer(at as i64)?;
+            }
+            Ok(After::Continue)
+        }
+    }
+}
+
+/// Redis' text for `LPOS … RANK 0`.
+const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+
+/// Redis' `lmoveGenericCommand`: pops from `from` of `source`, pushes at `to` of
+/// `destination` (made if needed), answers the element (nil without a source). Events as
+/// Redis': `new` and the push on the destination, then the pop (and `del`) on the source.
+fn lmove_generic(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    (source, destination): (&[u8], &[u8]),
+    from: End,
+    to: End,
+) -> Reply {
+    let Some(list) = list_or_return!(ctx, source, out) else {
+        return bulk_or_nil(out, None);
+    };
+    let len = list.len();
+    let index = if from == End::Head { 0 } else { len - 1 };
+    let element_len_now = list.get(index).map_or(0, <[u8]>::len);
+    let made = match ctx.store.get_kind(destination, ctx.clock.now) {
+        Some((ValueKind::List, _)) => false,
+        Some(_) => return error(out, WRONGTYPE),
+        None => true,
+    };
+    // The element goes into the reply first, and from there into the destination.
+    let list = ctx.store.get(source, ctx.clock.now).map(List::new);
+    let element = list.and_then(|list| list.get(index)).unwrap_or_default();
+    out.bulk_header(element.len())?;
+    let at = out.len();
+    out.raw(element)?;
+    out.raw(b"\r\n")?;
+    let element_bytes = at..at + element_len_now;
+    let pushed = rewrite(
+        ctx,
+        out,
+        destination,
+        element_len(element_len_now),
+        |old, reply, writer| {
+            let element = &reply[element_bytes];
+            let same = source == destination;
+            let old_len = old.len();
+            // On one list, the element leaves one end before it joins the other.
+            let kept = old
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| !same || i != if from == End::Head { 0 } else { old_len - 1 });
+            if to == End::Head {
+                writer.push(element);
+            }
+            for (_, e) in kept {
+                writer.push(e);
+            }
+            if to == End::Tail {
+                writer.push(element);
+            }
+        },
+    );
+    if let Err(reply) = pushed {
+        return reply;
+    }
+    ctx.written(made, Class::List, to.push_event(), destination);
+    if source == destination {
+        ctx.notify(Class::List, from.pop_event(), source);
+        return Ok(After::Continue);
+    }
+    match remove_from_end(ctx, out, source, from, 1) {
+        Ok(left) => {
+            changed(ctx, source, from.pop_event(), left);
+            Ok(After::Continue)
+        }
+        Err(reply) => reply,
+    }
+}
+
+/// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`.
+pub(crate) fn lmove(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let (Some(from), Some(to)) = (End::parse(argv[3]), End::parse(argv[4])) else {
+        return error(out, SYNTAX);
+    };
+    lmove_generic(ctx, out, (argv[1], argv[2]), from, to)
+}
+
+/// `RPOPLPUSH source destination`: `LMOVE source destination RIGHT LEFT`.
+pub(crate) fn rpoplpush(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    lmove_generic(ctx, out, (argv[1], argv[2]), End::Tail, End::Head)
+}
