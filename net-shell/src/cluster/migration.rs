@@ -148,9 +148,17 @@ impl Migration {
             let Some(deadline) = store.deadline(&key, clock.now) else {
                 continue;
             };
-            let Some(value) = store.get(&key, clock.now) else {
+            let Some((kind, value)) = store.get_kind(&key, clock.now) else {
                 continue;
             };
+            #[cfg(feature = "lists")]
+            if kind == crate::store::ValueKind::List {
+                self.replies_due +=
+                    push_list(&mut requests, &key, value, deadline, unix_now, clock);
+                self.in_flight.push(key);
+                continue;
+            }
+            let _ = kind;
             push_command(&mut requests, &[b"ASKING"]);
             match deadline {
                 Some(at) => {
@@ -176,7 +184,9 @@ impl Migration {
         self.partial.extend_from_slice(bytes);
         while let Some(end) = self.partial.windows(2).position(|w| w == b"\r\n") {
             let line: Vec<u8> = self.partial.drain(..end + 2).collect();
-            if self.replies_due == 0 || line != b"+OK\r\n" {
+            // `+OK`, or the count a list's `DEL`, `RPUSH` or `PEXPIREAT` answers.
+            let done = line == b"+OK\r\n" || line.starts_with(b":");
+            if self.replies_due == 0 || !done {
                 self.state = MigrationState::Failed;
                 self.in_flight.clear();
                 self.replies_due = 0;
@@ -191,6 +201,35 @@ impl Migration {
             }
         }
     }
+}
+
+/// Appends the requests that make list `key` on the new owner, each after `ASKING`: `DEL`
+/// (a stale copy there), `RPUSH` of every element, and `PEXPIREAT` for a deadline. How many
+/// replies they bring.
+#[cfg(feature = "lists")]
+fn push_list(
+    requests: &mut Vec<u8>,
+    key: &[u8],
+    value: &[u8],
+    deadline: Option<Tick>,
+    unix_now: u64,
+    clock: Clock,
+) -> usize {
+    let mut rpush: Vec<&[u8]> = alloc::vec![b"RPUSH", key];
+    rpush.extend(crate::store::list::List::new(value).iter());
+    push_command(requests, &[b"ASKING"]);
+    push_command(requests, &[b"DEL", key]);
+    push_command(requests, &[b"ASKING"]);
+    push_command(requests, &rpush);
+    let mut replies = 4;
+    if let Some(at) = deadline {
+        let unix = unix_now.saturating_add(at.saturating_sub(clock.now));
+        let unix = crate::decimal::Decimal::new(unix);
+        push_command(requests, &[b"ASKING"]);
+        push_command(requests, &[b"PEXPIREAT", key, unix.as_bytes()]);
+        replies += 2;
+    }
+    replies
 }
 
 /// Appends `args` as one RESP request.
@@ -252,6 +291,45 @@ mod tests {
         );
         assert_eq!(migration.next_batch(&mut store, CLOCK), None);
         assert_eq!(migration.state(), MigrationState::Done);
+        assert_eq!(migration.moved(), 1);
+    }
+
+    /// A list goes as `DEL`, `RPUSH` of its elements and `PEXPIREAT` (no `SET` could carry
+    /// it), and is deleted once all six replies are in.
+    #[cfg(feature = "lists")]
+    #[test]
+    fn a_list_goes_as_its_elements() {
+        use crate::store::list::ListWriter;
+        use crate::store::ValueKind;
+        let mut store = store();
+        let mut bytes = [0u8; 16];
+        let mut writer = ListWriter::new(&mut bytes);
+        writer.push(b"a");
+        writer.push(b"bc");
+        let len = writer.finish();
+        store
+            .set_kind(
+                b"bar",
+                &bytes[..len],
+                ValueKind::List,
+                Ttl::At(6_000),
+                CLOCK.now,
+            )
+            .unwrap();
+        let slot = key_slot(b"bar");
+        let mut migration = Migration::new(slot, slot, 1, CLOCK.now);
+        let batch = migration.next_batch(&mut store, CLOCK).unwrap();
+        let asking = "*1\r\n$6\r\nASKING\r\n";
+        let expected = std::format!(
+            "{asking}*2\r\n$3\r\nDEL\r\n$3\r\nbar\r\n\
+             {asking}*4\r\n$5\r\nRPUSH\r\n$3\r\nbar\r\n$1\r\na\r\n$2\r\nbc\r\n\
+             {asking}*3\r\n$9\r\nPEXPIREAT\r\n$3\r\nbar\r\n$13\r\n1700000005000\r\n"
+        );
+        assert_eq!(batch, expected.as_bytes());
+        migration.take_replies(b"+OK\r\n:0\r\n+OK\r\n:2\r\n+OK\r\n", &mut store, CLOCK.now);
+        assert!(store.contains(b"bar", CLOCK.now), "not yet acknowledged");
+        migration.take_replies(b":1\r\n", &mut store, CLOCK.now);
+        assert!(!store.contains(b"bar", CLOCK.now));
         assert_eq!(migration.moved(), 1);
     }
 
