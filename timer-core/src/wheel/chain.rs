@@ -275,10 +275,11 @@ impl Chain {
         List::from_tail(self.tail)
     }
 
-    /// Counts one more live timer on the chain.
+    /// Counts one more live timer on the chain; `true` when it is the only one.
     #[inline]
-    pub(super) fn add_live(&mut self) {
+    pub(super) fn add_live(&mut self) -> bool {
         self.live += 1;
+        self.live == 1
     }
 
     /// Counts one live timer fewer; `true` when none is left.

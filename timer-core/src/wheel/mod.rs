@@ -238,8 +238,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let (list, level) = self.home(deadline);
         let cells = self.nodes.cells_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
-        self.lists[list].add_live();
-        self.occupy(list, level, deadline);
+        // As in `push_linked`: a list with live timers has its slot marked already.
+        if self.lists[list].add_live() {
+            self.occupy(list, level, deadline);
+        }
         Some(at)
     }
 
@@ -248,9 +250,14 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn push_linked(&mut self, index: u32, deadline: Tick) {
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
+        let was_empty = linked.is_empty();
         linked.push_back(self.nodes.cells_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
-        self.occupy(list, level, deadline);
+        // A list with timers on it has its slot marked already, and `check_from` at or before
+        // that slot's start (every timer on one list shares its slot's start).
+        if was_empty {
+            self.occupy(list, level, deadline);
+        }
     }
 
     /// Makes sure a new cell can be filed: compacts when free blocks run low. `false` only if a
@@ -272,13 +279,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn file(&mut self, index: u32, deadline: Tick) {
         if !self.in_blocks() {
-            if deadline >= self.elapsed {
-                self.push_linked(index, deadline);
-            } else {
-                let mut due = self.lists[DUE].linked();
-                due.insert_sorted(self.nodes.cells_mut(), index);
-                self.lists[DUE] = Chain::from_linked(due);
-            }
+            self.file_linked(index, deadline);
             return;
         }
         let at = if deadline >= self.elapsed {
@@ -294,6 +295,19 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             (Some(at), Some(node)) => node.position = at,
             // `make_room` went first.
             _ => debug_assert!(false, "timer-core: no room to file a timer"),
+        }
+    }
+
+    /// [`file`](Self::file) in the linked layout: small enough to inline into every caller,
+    /// which a reschedule, the commonest call, gains most from.
+    #[inline(always)]
+    fn file_linked(&mut self, index: u32, deadline: Tick) {
+        if deadline >= self.elapsed {
+            self.push_linked(index, deadline);
+        } else {
+            let mut due = self.lists[DUE].linked();
+            due.insert_sorted(self.nodes.cells_mut(), index);
+            self.lists[DUE] = Chain::from_linked(due);
         }
     }
 
@@ -548,7 +562,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         let index = id.slot();
         if !self.in_blocks() {
             self.unfile_linked(index, old);
-        } else if self.make_room() {
+            self.file_linked(index, deadline);
+            return Ok(());
+        }
+        if self.make_room() {
             self.unfile_blocks(old);
         } else {
             // Unreachable (a wheel's block size leaves room for every timer it holds); the timer
