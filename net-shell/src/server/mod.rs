@@ -481,7 +481,7 @@ impl<'a> Server<'a> {
             return Some(now);
         }
         #[cfg(all(feature = "cluster", feature = "alloc"))]
-        let migrating = self.migrating.then_some(now + 1);
+        let migrating = self.migrating.then(|| now.saturating_add(1));
         #[cfg(not(all(feature = "cluster", feature = "alloc")))]
         let migrating = None;
         let iface = self.sockets.poll_at(&mut self.iface, instant(now));
