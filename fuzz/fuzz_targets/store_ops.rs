@@ -1,5 +1,6 @@
-//! The key store (16 keys, a 512-byte pool), against a `HashMap` model under an
-//! arbitrary sequence of operations: a shim over the checker the property test shares,
+//! The key store (16 keys, a 512-byte pool, its table growing and shrinking in chunks of 4
+//! keys as keys come, go and expire), against a `HashMap` model under an arbitrary sequence
+//! of operations: a shim over the checker the property test shares,
 //! [`host_tests::store_check`] (what it asserts is documented there).
 
 #![no_main]

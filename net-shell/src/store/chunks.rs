@@ -14,7 +14,7 @@ use crate::memory::Memory;
 pub(super) const MAX_CHUNK: usize = 4096;
 /// The fewest elements per allocated chunk (unless the limit is lower).
 #[cfg(feature = "alloc")]
-const MIN_CHUNK: usize = 16;
+const MIN_CHUNK: usize = 4;
 
 /// Elements `0..len()`: lent ones first, then allocated chunks.
 pub(super) struct Chunks<'a, T> {
@@ -201,6 +201,7 @@ mod tests {
     fn a_small_limit_makes_small_chunks() {
         assert_eq!(Chunks::<u8>::growing(4).chunk(), 4);
         assert_eq!(Chunks::<u8>::growing(16).chunk(), MIN_CHUNK);
+        assert_eq!(Chunks::<u8>::growing(256).chunk(), 16);
         assert_eq!(Chunks::<u8>::growing(1024).chunk(), 64);
         assert_eq!(Chunks::<u8>::growing(usize::MAX).chunk(), MAX_CHUNK);
     }

@@ -86,6 +86,12 @@ impl Store<'_> {
 
     /// Removes keys whose deadline has passed (`< now`), at most `budget` of them; returns how many were
     /// removed and whether more are due.
+    ///
+    /// Keys go in deadline order (equal deadlines in the order they were set) while their
+    /// timers share one queue: always over lent arrays, and in an allocated store until its
+    /// volatile keys outgrow the first timer segment (1,024 keys, or the key cap if smaller).
+    /// Past that, each segment's due keys go in that order, segment after segment: every key
+    /// removed is past its deadline and was invisible already.
     pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
         self.expire_each(now, budget, |_| {})
     }
