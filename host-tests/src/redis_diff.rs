@@ -412,9 +412,11 @@ pub enum Step {
         /// Replies expected beyond one per request.
         pushed: usize,
     },
-    /// Requests sent together on connection 0, answered with only this many replies (the
+    /// Requests sent together on a connection, answered with only this many replies (the
     /// rest silenced by `CLIENT REPLY`); a reply is compared with the request at its place.
     Quiet {
+        /// Which connection.
+        conn: usize,
         /// What is sent.
         requests: Vec<Request>,
         /// Replies that come.
@@ -581,7 +583,30 @@ impl Script {
                 differs: None,
             })
             .collect();
-        self.steps.push(Step::Quiet { requests, replies });
+        self.steps.push(Step::Quiet {
+            conn: 0,
+            requests,
+            replies,
+        });
+        self
+    }
+
+    /// Sends `lines` on connection `conn` and reads only `replies` replies (a blocking pop
+    /// answers later: read it with [`on`](Self::on) and no lines).
+    #[must_use]
+    pub fn send_on(mut self, conn: usize, lines: &[&str], replies: usize) -> Self {
+        let requests = lines
+            .iter()
+            .map(|line| Request {
+                args: words(line),
+                differs: None,
+            })
+            .collect();
+        self.steps.push(Step::Quiet {
+            conn,
+            requests,
+            replies,
+        });
         self
     }
 
@@ -786,7 +811,17 @@ impl<'m> Shell<'m> {
             Some(at) => self.early.remove(at).1.concat(),
             None => Vec::new(),
         };
-        for _ in 0..1000 {
+        // As long as a socket to Redis waits (10 s): a reply may come only when the clock
+        // reaches a timeout (a blocking pop), so the clock keeps following the wall clock.
+        let give_up = Instant::now() + Duration::from_secs(10);
+        for round in 0.. {
+            if round >= 1000 && Instant::now() > give_up {
+                break;
+            }
+            if round >= 1000 {
+                std::thread::sleep(Duration::from_millis(1));
+                self.catch_up();
+            }
             self.sim.settle();
             raw.extend(self.sim.take(client));
             if let Some(mut replies) = split_replies(&raw) {
@@ -1021,7 +1056,11 @@ pub fn run_scripts(
                     continue;
                 }
                 Step::Pipeline(requests) => (0, requests, requests.len()),
-                Step::Quiet { requests, replies } => (0, requests, *replies),
+                Step::Quiet {
+                    conn,
+                    requests,
+                    replies,
+                } => (*conn, requests, *replies),
                 Step::On {
                     conn,
                     requests,

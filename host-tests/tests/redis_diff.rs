@@ -1217,6 +1217,98 @@ fn lists() -> Vec<Script> {
     ]
 }
 
+/// Blocking pops: served at once, served later by pushes from another connection (first
+/// come, first served, per key), timing out, refused, inside `MULTI`, and their events.
+fn blocking_pops() -> Vec<Script> {
+    vec![
+        Script::new("blocking pops: at once and errors").run(&[
+            "RPUSH l a b",
+            "BLPOP l 0",
+            "BRPOP nol l 0",
+            "RPUSH l c",
+            "BLMOVE l d LEFT RIGHT 0",
+            "BRPOPLPUSH d l 0",
+            "LRANGE l 0 -1",
+            "BLPOP l x",
+            "BLPOP l -1",
+            "BLPOP l ''",
+            "BLPOP l 1e400",
+            "BLPOP l",
+            "BRPOP",
+            "BLMOVE l d UP LEFT 0",
+            "BLMOVE l d LEFT LEFT x",
+            "BLMOVE l d LEFT LEFT",
+            "BRPOPLPUSH l d",
+            "SET str v",
+            "BLPOP nol str 0",
+            "BLPOP l str 0",
+            "BLMOVE str d LEFT LEFT 0",
+            "RPUSH l c2",
+            "BLMOVE l str LEFT LEFT 0",
+            "BRPOPLPUSH str l 0",
+            "COMMAND INFO blpop brpop blmove brpoplpush",
+        ]),
+        Script::new("blocking pops: inside MULTI nothing waits")
+            .run(&[
+                "MULTI",
+                "BLPOP nol 0",
+                "BRPOP nol 1",
+                "BLMOVE nol d LEFT LEFT 0",
+            ])
+            .run(&["BRPOPLPUSH nol d 0", "EXEC"]),
+        Script::new("blocking pops: served by a push, first come first served")
+            .send_on(1, &["BLPOP q 0"], 0)
+            .send_on(2, &["BLPOP q2 q 0"], 0)
+            .sleep(50)
+            .run(&["RPUSH q x y z", "LRANGE q 0 -1"])
+            .on(1, &[], 1)
+            .on(2, &[], 1)
+            // Served: the connections run commands again.
+            .on(1, &["PING"], 0)
+            .on(2, &["PING"], 0)
+            .send_on(1, &["BRPOP a b 0"], 0)
+            .sleep(50)
+            .run(&["LPUSH b v", "EXISTS b"])
+            .on(1, &[], 1)
+            // A waiting client's pipelined commands wait their turn.
+            .send_on(
+                2,
+                &["BLMOVE src dst LEFT RIGHT 0", "GET str", "LLEN dst"],
+                0,
+            )
+            .sleep(50)
+            .run(&["RPUSH src s1 s2"])
+            .on(2, &[], 3)
+            .send_on(1, &["BRPOPLPUSH src2 dst 0"], 0)
+            .sleep(50)
+            .run(&["SET src2 string", "DEL src2", "RPUSH src2 e"])
+            .on(1, &[], 1)
+            .run(&["LRANGE dst 0 -1"]),
+        Script::new("blocking pops: timeouts")
+            .send_on(1, &["BLPOP t 0.1"], 0)
+            .send_on(2, &["BLMOVE t d LEFT LEFT 0.1"], 0)
+            .sleep(400)
+            .on(1, &[], 1)
+            .on(2, &[], 1)
+            .on(1, &["BRPOPLPUSH t d 0.05", "PING"], 0)
+            .run(&["RPUSH t late", "LLEN t"]),
+        Script::new("blocking pops: keyspace events")
+            .run(&["CONFIG SET notify-keyspace-events KEAmn"])
+            .on(3, &["PSUBSCRIBE __key*__:*"], 0)
+            .send_on(1, &["BLPOP ev 0"], 0)
+            .sleep(50)
+            .run(&["RPUSH ev a b"])
+            .on(1, &[], 1)
+            .messages(3)
+            .send_on(1, &["BLMOVE ev2 evd RIGHT LEFT 0"], 0)
+            .sleep(50)
+            .run(&["LPUSH ev2 x"])
+            .on(1, &[], 1)
+            .messages(3)
+            .run(&["CONFIG SET notify-keyspace-events ''"]),
+    ]
+}
+
 /// `CLIENT REPLY`: replies dropped (`OFF`, `SKIP`) are not sent, yet the commands run; each
 /// silenced run is followed by a `PING`, so a reply that should not have come shows.
 fn client_reply() -> Vec<Script> {
@@ -1778,6 +1870,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(client_reply());
     scripts.extend(monitor());
     scripts.extend(lists());
+    scripts.extend(blocking_pops());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

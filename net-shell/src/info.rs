@@ -56,8 +56,9 @@ pub(crate) fn write_info(
         if wants("clients") {
             write!(
                 text,
-                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\nhandshake_timeout_ms:{}\r\n\r\n",
+                "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\nmaxclients:{}\r\nidle_timeout_ms:{}\r\nread_timeout_ms:{}\r\nwrite_timeout_ms:{}\r\nhandshake_timeout_ms:{}\r\n\r\n",
                 stats.connected_clients,
+                stats.blocked_clients,
                 ctx.settings.capacity.max_clients,
                 ctx.settings.timeouts.idle_ms,
                 ctx.settings.timeouts.read_ms,

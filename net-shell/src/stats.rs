@@ -118,6 +118,8 @@ impl CommandStats {
 pub struct Stats {
     /// Clients connected now.
     pub connected_clients: u32,
+    /// Clients waiting in a blocking pop now (`BLPOP`, …).
+    pub blocked_clients: u32,
     /// Connections accepted since start.
     pub total_connections_received: u64,
     /// Commands executed since start.
@@ -185,8 +187,8 @@ impl Stats {
     }
 
     /// `CONFIG RESETSTAT`: every counter back to zero, as Redis' `resetServerStats`,
-    /// `resetCommandTableStats` and `resetErrorTableStats`; `connected_clients` is a level,
-    /// not a count, and stays, as do the connection table's sizes. `store_total` is the store's count of expired keys now.
+    /// `resetCommandTableStats` and `resetErrorTableStats`; `connected_clients` and
+    /// `blocked_clients` are levels, not counts, and stay, as do the connection table's sizes. `store_total` is the store's count of expired keys now.
     ///
     /// # Examples
     ///
@@ -203,6 +205,7 @@ impl Stats {
     pub fn reset(&mut self, store_total: u64) {
         *self = Self {
             connected_clients: self.connected_clients,
+            blocked_clients: self.blocked_clients,
             connection_table_bytes: self.connection_table_bytes,
             buffer_bytes_per_client: self.buffer_bytes_per_client,
             expired_keys_before_reset: store_total,

@@ -19,6 +19,9 @@ pub(crate) enum Request {
     Kill(KillFilter),
     /// `CLIENT INFO`: the client that asks.
     Info,
+    /// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`: `error` for `ERROR`.
+    #[cfg(feature = "blocking-lists")]
+    Unblock { id: u64, error: bool },
 }
 
 /// Which clients `CLIENT KILL` ends, as Redis 7.0's `clientKillCommand` reads its arguments.
@@ -81,6 +84,34 @@ pub(crate) fn client_info(
     _: &mut ReplyWriter<'_>,
 ) -> Reply {
     *ctx.clients = Some(ClientsRequest(Request::Info));
+    Ok(After::Continue)
+}
+
+/// `CLIENT UNBLOCK id [TIMEOUT|ERROR]`, as Redis 7.0 reads it: the reason first, then the id.
+#[cfg(feature = "blocking-lists")]
+pub(crate) fn client_unblock(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let error = match argv.get(3) {
+        None => false,
+        Some(word) if super::is(word, "timeout") => false,
+        Some(word) if super::is(word, "error") => true,
+        Some(_) => {
+            return super::error(out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        }
+    };
+    if argv.len() > 4 {
+        return super::error(out, SYNTAX);
+    }
+    let Some(id) = parse_i64(argv[2]) else {
+        return super::error(out, super::NOT_INTEGER);
+    };
+    *ctx.clients = Some(ClientsRequest(Request::Unblock {
+        id: id.max(0) as u64,
+        error,
+    }));
     Ok(After::Continue)
 }
 

@@ -16,14 +16,14 @@ use crate::store::{Ttl, ValueKind};
 
 /// An end of a list.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(super) enum End {
     Head,
     Tail,
 }
 
 impl End {
     /// `LEFT` or `RIGHT`, as `LMOVE` names them.
-    fn parse(word: &[u8]) -> Option<Self> {
+    pub(super) fn parse(word: &[u8]) -> Option<Self> {
         if is(word, "left") {
             Some(Self::Head)
         } else if is(word, "right") {
@@ -63,8 +63,17 @@ macro_rules! list_or_return {
 
 impl Context<'_, '_> {
     /// The list at `key` (`None`: no such key), or [`WrongType`].
-    fn list(&mut self, key: &[u8]) -> Result<Option<List<'_>>, WrongType> {
+    pub(super) fn list(&mut self, key: &[u8]) -> Result<Option<List<'_>>, WrongType> {
         Ok(self.value_of(key, ValueKind::List)?.map(List::new))
+    }
+
+    /// List `key` has elements now: clients blocked on it may be served (Redis'
+    /// `signalKeyAsReady`).
+    pub(crate) fn list_grew(&mut self, key: &[u8]) {
+        #[cfg(feature = "blocking-lists")]
+        self.blocked.signal(key);
+        #[cfg(not(feature = "blocking-lists"))]
+        let _ = key;
     }
 }
 
@@ -147,6 +156,7 @@ fn push(
     match written {
         Ok(len) => {
             ctx.written(!exists, Class::List, end.push_event(), key);
+            ctx.list_grew(key);
             integer(out, len as i64)
         }
         Err(reply) => reply,
@@ -196,6 +206,29 @@ fn remove_from_end(
             writer.push(element);
         }
     })
+}
+
+/// Pops one element from `end` of list `key` (which holds at least one) and writes it as a
+/// bulk reply; publishes the pop (and `del`).
+#[cfg(feature = "blocking-lists")]
+pub(super) fn pop_one(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    end: End,
+) -> Result<(), Reply> {
+    let list = ctx.store.get(key, ctx.clock.now).map(List::new);
+    let len = list.map_or(0, |list| list.len());
+    let index = if end == End::Head {
+        0
+    } else {
+        len.saturating_sub(1)
+    };
+    let element = list.and_then(|list| list.get(index)).unwrap_or_default();
+    out.bulk(element).map_err(Err)?;
+    let left = remove_from_end(ctx, out, key, end, 1)?;
+    changed(ctx, key, end.pop_event(), left);
+    Ok(())
 }
 
 /// Redis' `popGenericCommand`: `LPOP key [count]`, `RPOP key [count]`.
@@ -556,7 +589,7 @@ const RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first m
 /// Redis' `lmoveGenericCommand`: pops from `from` of `source`, pushes at `to` of
 /// `destination` (made if needed), answers the element (nil without a source). Events as
 /// Redis': `new` and the push on the destination, then the pop (and `del`) on the source.
-fn lmove_generic(
+pub(super) fn lmove_generic(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     (source, destination): (&[u8], &[u8]),
@@ -611,6 +644,7 @@ fn lmove_generic(
         return reply;
     }
     ctx.written(made, Class::List, to.push_event(), destination);
+    ctx.list_grew(destination);
     if source == destination {
         ctx.notify(Class::List, from.pop_event(), source);
         return Ok(After::Continue);

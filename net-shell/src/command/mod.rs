@@ -13,6 +13,7 @@
 //! | `strings.rs` | the string family (`GET`, `SET`, `INCR`, `APPEND`, `INCRBYFLOAT`, …) |
 //! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
+//! | `blocking.rs` | the blocking pops (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`), waiters by key |
 //! | `lists.rs` | the list family (`LPUSH`, `LPOP`, `LRANGE`, `LMOVE`, …) |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
 //! | `events.rs` | keyspace notifications (`notify-keyspace-events`) from commands |
@@ -39,6 +40,10 @@ use crate::store::{Store, StoreError};
 
 #[cfg(feature = "extended-commands")]
 mod bits;
+#[cfg(feature = "blocking-lists")]
+mod blocking;
+#[cfg(feature = "blocking-lists")]
+pub use blocking::{Block, BlockedKeys};
 #[cfg(feature = "cluster")]
 mod cluster;
 mod config;
@@ -129,6 +134,13 @@ pub struct Context<'s, 'a> {
     /// This node's view of the cluster (`cluster` feature; off unless enabled).
     #[cfg(feature = "cluster")]
     pub cluster: &'s mut crate::cluster::Cluster,
+    /// Where a blocking pop that found nothing asks to wait; `None` where the client may not
+    /// wait (the server runs a waiting client's command again).
+    #[cfg(feature = "blocking-lists")]
+    pub block: Option<&'s mut Option<Block>>,
+    /// The keys clients wait on (a push makes them ready).
+    #[cfg(feature = "blocking-lists")]
+    pub blocked: &'s mut BlockedKeys,
     /// Whether the connection's replies are sent (`CLIENT REPLY`).
     #[cfg(feature = "extended-commands")]
     pub reply_mode: &'s mut ReplyMode,
@@ -273,6 +285,17 @@ pub fn execute(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<
         ctx.stats.commandstats.called(row, failed);
     }
     reply
+}
+
+/// Runs `argv` again for a client that waited in a blocking pop: its handler only, as Redis
+/// serves a waiting client without processing the command anew (not counted again, not fed
+/// to monitors again).
+#[cfg(feature = "blocking-lists")]
+pub(crate) fn rerun(argv: &[&[u8]], ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<'_>) -> Reply {
+    match table::lookup_row(argv) {
+        Ok((command, _)) => (command.handler)(ctx, argv, out),
+        Err(_) => Ok(After::Continue),
+    }
 }
 
 /// Writes the next part of a reply that [`execute`] (or an earlier `resume`) left unfinished

@@ -37,6 +37,23 @@ impl Server<'_> {
                 let _ = out.verbatim(text.as_bytes());
                 (out.len(), false)
             }
+            #[cfg(feature = "blocking-lists")]
+            ClientsQuery::Unblock { id, error } => {
+                let target = (0..self.conns.len()).find(|&i| {
+                    let conn = &self.conns[i];
+                    conn.phase == Phase::Open && conn.counted && conn.id == id
+                });
+                let how = if error {
+                    super::blocking::Unblocked::Error
+                } else {
+                    super::blocking::Unblocked::Timeout
+                };
+                let ended = target.is_some_and(|index| self.end_wait(index, how, now));
+                let protocol = self.conns[me].protocol;
+                let mut out = ReplyWriter::growable(&mut self.reply_vec).speaking(protocol);
+                let _ = out.integer(i64::from(ended));
+                (out.len(), false)
+            }
             ClientsQuery::Info => {
                 let mut text = alloc::string::String::new();
                 let _ = self.describe(me, now, &mut text);

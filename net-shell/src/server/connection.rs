@@ -77,7 +77,11 @@ pub struct Connection<'a> {
     /// Whether its replies are sent (`CLIENT REPLY`).
     #[cfg(feature = "extended-commands")]
     pub(crate) reply_mode: crate::command::ReplyMode,
-    /// The client has pub/sub subscriptions (it has no idle timeout then).
+    /// The client waits in a blocking pop.
+    #[cfg(feature = "blocking-lists")]
+    pub(crate) blocked_pop: Option<super::blocking::BlockedPop>,
+    /// The client has pub/sub subscriptions, monitors, or waits in a blocking pop (it has no
+    /// idle timeout then).
     pub(crate) subscribed: bool,
     /// The client sent `ASKING`: its next command may be for a slot moving here.
     #[cfg(feature = "cluster")]
@@ -143,6 +147,8 @@ impl<'a> Connection<'a> {
             asking: false,
             #[cfg(feature = "pubsub")]
             held_messages: alloc::vec::Vec::new(),
+            #[cfg(feature = "blocking-lists")]
+            blocked_pop: None,
             #[cfg(feature = "alloc")]
             lent_input: None,
             #[cfg(feature = "alloc")]

@@ -111,6 +111,8 @@ impl Server<'_> {
     pub(super) fn begin_close(&mut self, index: usize, now: Tick) {
         #[cfg(feature = "pubsub")]
         self.pubsub.forget(index as u16);
+        #[cfg(feature = "blocking-lists")]
+        self.forget_blocked(index);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).close();
         // As in Redis, a client we are closing is no longer connected.
@@ -130,6 +132,8 @@ impl Server<'_> {
     pub(super) fn recycle(&mut self, index: usize) {
         #[cfg(feature = "pubsub")]
         self.pubsub.forget(index as u16);
+        #[cfg(feature = "blocking-lists")]
+        self.forget_blocked(index);
         let handle = self.conns[index].socket;
         self.sockets.tcp_mut(index, handle).abort();
         let conn = &mut self.conns[index];

@@ -76,7 +76,7 @@ impl Server<'_> {
 
     /// Sends a message to the client in slot `index`, or queues what the send buffer has no
     /// room for behind what already waits.
-    fn queue_message(&mut self, index: usize, message: &[u8], now: Tick) {
+    pub(super) fn queue_message(&mut self, index: usize, message: &[u8], now: Tick) {
         let handle = self.conns[index].socket;
         let conn = &mut self.conns[index];
         if conn.more.is_some() {

@@ -15,6 +15,7 @@
 //! | `dhcp.rs` | DHCP with a static fallback |
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
+//! | `blocking.rs` | clients waiting in a blocking pop: their keys, commands and timeouts |
 //! | `messages.rs` | pub/sub messages to their subscribers' connections |
 //! | `serve.rs` | read, parse, execute, reply |
 //! | `timer_policy.rs` | which timeout applies when (pure functions) |
@@ -22,6 +23,8 @@
 //! | `wall_clock.rs` | setting the wall clock by SNTP (the `sntp` feature) |
 
 mod arrivals;
+#[cfg(feature = "blocking-lists")]
+mod blocking;
 #[cfg(feature = "client-list")]
 mod client_requests;
 mod connection;
@@ -94,6 +97,12 @@ pub struct Server<'a> {
     /// Subscriptions and messages waiting to go out.
     #[cfg(feature = "pubsub")]
     pubsub: crate::pubsub::PubSub,
+    /// The keys clients wait on in a blocking pop.
+    #[cfg(feature = "blocking-lists")]
+    blocked_keys: crate::command::BlockedKeys,
+    /// The waiting clients' timeouts: one per client slot at most.
+    #[cfg(feature = "blocking-lists")]
+    block_timers: timer_core::TimerHeapOn<u16, alloc::boxed::Box<[timer_core::HeapSlot<u16>]>>,
     settings: Settings,
     /// This node's view of the cluster (off unless enabled).
     #[cfg(feature = "cluster")]
@@ -241,6 +250,8 @@ impl<'a> Server<'a> {
 
         #[cfg(not(feature = "alloc"))]
         let input = sizes.input;
+        #[cfg(feature = "blocking-lists")]
+        let client_slots = conns.len();
         let mut settings = Settings::new(config.timeouts, config.security);
         settings.capacity = config.capacity;
         settings.capacity.max_clients = config.capacity.max_clients.min(conns.len() - 1);
@@ -254,6 +265,10 @@ impl<'a> Server<'a> {
             reply_vec: alloc::vec![0; reply.len()],
             #[cfg(feature = "pubsub")]
             pubsub: crate::pubsub::PubSub::new(),
+            #[cfg(feature = "blocking-lists")]
+            blocked_keys: crate::command::BlockedKeys::new(),
+            #[cfg(feature = "blocking-lists")]
+            block_timers: timer_core::TimerHeapOn::with_capacity(client_slots),
             reply,
             store,
             settings,
@@ -331,6 +346,8 @@ impl<'a> Server<'a> {
         // must not make them later still (and a command finds a due key already gone, its
         // `expired` event on its way).
         self.expire_connections(now);
+        #[cfg(feature = "blocking-lists")]
+        self.expire_blocked(now);
         let mut expire_budget = self.expire_budget;
         expire_budget -= self.expire_keys(now, expire_budget);
         self.receive(now, device);
@@ -358,6 +375,8 @@ impl<'a> Server<'a> {
         }
         self.expire_keys(now, expire_budget);
         self.expire_connections(now);
+        #[cfg(feature = "blocking-lists")]
+        self.expire_blocked(now);
         // Replies, and the FINs and RSTs of connections closed above, go out now rather than
         // at the next poll. Egress only: a frame taken in here would not be served until the
         // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
@@ -490,6 +509,8 @@ impl<'a> Server<'a> {
             self.store.next_deadline(),
             self.conn_timers.next_deadline(),
             self.write_timers.next_deadline(),
+            #[cfg(feature = "blocking-lists")]
+            self.next_block_deadline(),
             self.dhcp
                 .filter(|d| !d.leased && !d.on_fallback && d.fallback.is_some())
                 .map(|d| d.fallback_at),

@@ -5,7 +5,7 @@ use timer_core::Tick;
 
 use super::connection::{Connection, Phase};
 use super::Server;
-use crate::command::{self, After, ClientName, Clock, Context, Continuation, MAX_ARGS};
+use crate::command::{self, After, ClientName, Continuation, MAX_ARGS};
 use crate::resp::{self, Limits, Parsed, Protocol, ReplyWriter};
 use crate::settings::Settings;
 use crate::stats::Stats;
@@ -36,6 +36,10 @@ struct Step {
     /// For the server to answer from its connection table (nothing written yet).
     #[cfg(feature = "client-list")]
     clients: Option<command::ClientsRequest>,
+    /// A blocking pop found nothing: the client waits on these keys, to run this command
+    /// again.
+    #[cfg(feature = "blocking-lists")]
+    block: Option<(command::Block, alloc::vec::Vec<alloc::vec::Vec<u8>>)>,
 }
 
 impl Step {
@@ -49,51 +53,55 @@ impl Step {
         silent: false,
         #[cfg(feature = "client-list")]
         clients: None,
+        #[cfg(feature = "blocking-lists")]
+        block: None,
     };
 }
 
 /// Everything but the socket that running one request touches: borrowed from the server
 /// field by field, so a request can run while the socket lends it its receive buffer.
-struct Runner<'s, 'a> {
-    store: &'s mut Store<'a>,
-    stats: &'s mut Stats,
-    settings: &'s mut Settings,
+pub(super) struct Runner<'s, 'a> {
+    pub(super) store: &'s mut Store<'a>,
+    pub(super) stats: &'s mut Stats,
+    pub(super) settings: &'s mut Settings,
     #[cfg(feature = "cluster")]
-    cluster: &'s mut crate::cluster::Cluster,
+    pub(super) cluster: &'s mut crate::cluster::Cluster,
     /// The reply buffer: it grows (with the `alloc` feature) for a reply larger than usual.
     #[cfg(feature = "alloc")]
-    reply: &'s mut alloc::vec::Vec<u8>,
+    pub(super) reply: &'s mut alloc::vec::Vec<u8>,
     #[cfg(not(feature = "alloc"))]
-    reply: &'s mut [u8],
+    pub(super) reply: &'s mut [u8],
     #[cfg(feature = "pubsub")]
-    pubsub: &'s mut crate::pubsub::PubSub,
-    limits: Limits,
-    started: Tick,
-    unix_offset_ms: Option<u64>,
-    client_slots: usize,
-    now: Tick,
+    pub(super) pubsub: &'s mut crate::pubsub::PubSub,
+    #[cfg(feature = "blocking-lists")]
+    pub(super) blocked: &'s mut command::BlockedKeys,
+    pub(super) limits: Limits,
+    pub(super) started: Tick,
+    pub(super) unix_offset_ms: Option<u64>,
+    pub(super) client_slots: usize,
+    pub(super) now: Tick,
 }
 
 /// The parts of a connection a request reads and changes (not its input buffer, which may be
 /// what the request is parsed from).
-struct Client<'c> {
-    index: usize,
-    id: u64,
-    name: &'c mut ClientName,
-    protocol: &'c mut Protocol,
-    authenticated: &'c mut bool,
-    more: &'c mut Option<Continuation>,
+pub(super) struct Client<'c> {
+    pub(super) index: usize,
+    pub(super) id: u64,
+    pub(super) name: &'c mut ClientName,
+    pub(super) protocol: &'c mut Protocol,
+    pub(super) authenticated: &'c mut bool,
+    pub(super) more: &'c mut Option<Continuation>,
     #[cfg(feature = "extended-commands")]
-    reply_mode: &'c mut crate::command::ReplyMode,
+    pub(super) reply_mode: &'c mut crate::command::ReplyMode,
     #[cfg(feature = "cluster")]
-    asking: &'c mut bool,
+    pub(super) asking: &'c mut bool,
     #[cfg(feature = "transactions")]
-    transaction: &'c mut crate::command::Transaction,
+    pub(super) transaction: &'c mut crate::command::Transaction,
 }
 
 impl<'c> Client<'c> {
     /// Borrows them from `conn`, with its input buffer.
-    fn of(conn: &'c mut Connection<'_>, index: usize) -> (Self, &'c mut [u8], usize) {
+    pub(super) fn of(conn: &'c mut Connection<'_>, index: usize) -> (Self, &'c mut [u8], usize) {
         let client = Client {
             index,
             id: conn.id,
@@ -111,6 +119,78 @@ impl<'c> Client<'c> {
         (client, &mut conn.input, conn.input_len)
     }
 }
+
+/// A [`Runner`] over `$server`'s fields (borrowed one by one, so its connection table stays
+/// free for a [`Client`]).
+macro_rules! runner {
+    ($server:expr, $limits:expr, $now:expr) => {
+        Runner {
+            store: &mut $server.store,
+            stats: &mut $server.stats,
+            settings: &mut $server.settings,
+            #[cfg(feature = "cluster")]
+            cluster: &mut $server.cluster,
+            #[cfg(feature = "alloc")]
+            reply: &mut $server.reply_vec,
+            #[cfg(not(feature = "alloc"))]
+            reply: &mut $server.reply,
+            #[cfg(feature = "pubsub")]
+            pubsub: &mut $server.pubsub,
+            #[cfg(feature = "blocking-lists")]
+            blocked: &mut $server.blocked_keys,
+            limits: $limits,
+            started: $server.started,
+            unix_offset_ms: $server.unix_offset_ms,
+            client_slots: $server.conns.len(),
+            now: $now,
+        }
+    };
+}
+#[cfg(feature = "blocking-lists")]
+pub(super) use runner;
+
+/// What a command of `$client` may read and change: a `Context` over `$runner`'s fields
+/// (borrowed one by one, so its reply buffer stays free for the reply).
+macro_rules! context {
+    ($runner:expr, $client:expr, $clients:expr, $block:expr) => {
+        $crate::command::Context {
+            started: $runner.started,
+            client_id: $client.id,
+            client_name: &mut *$client.name,
+            protocol: &mut *$client.protocol,
+            #[cfg(feature = "extended-commands")]
+            reply_mode: &mut *$client.reply_mode,
+            authenticated: &mut *$client.authenticated,
+            store: &mut *$runner.store,
+            stats: &mut *$runner.stats,
+            settings: &mut *$runner.settings,
+            #[cfg(feature = "cluster")]
+            cluster: &mut *$runner.cluster,
+            #[cfg(feature = "cluster")]
+            asking: &mut *$client.asking,
+            clock: $crate::command::Clock {
+                now: $runner.now,
+                unix_ms: $runner.unix_offset_ms.map(|o| o.wrapping_add($runner.now)),
+            },
+            client_slots: $runner.client_slots,
+            #[cfg(feature = "transactions")]
+            transaction: &mut *$client.transaction,
+            #[cfg(feature = "pubsub")]
+            pubsub: &mut *$runner.pubsub,
+            #[cfg(feature = "pubsub")]
+            slot: $client.index as u16,
+            stream_values: true,
+            #[cfg(feature = "client-list")]
+            clients: $clients,
+            #[cfg(feature = "blocking-lists")]
+            block: $block,
+            #[cfg(feature = "blocking-lists")]
+            blocked: &mut *$runner.blocked,
+        }
+    };
+}
+#[cfg(feature = "blocking-lists")]
+pub(super) use context;
 
 impl Runner<'_, '_> {
     /// Parses one request from `input` and runs it, writing its reply to the reply buffer.
@@ -142,42 +222,27 @@ impl Runner<'_, '_> {
             silent: false,
             #[cfg(feature = "client-list")]
             clients: None,
+            #[cfg(feature = "blocking-lists")]
+            block: None,
         };
         match parsed {
             Ok(Parsed::Incomplete) => return Step::INCOMPLETE,
             Ok(Parsed::Empty { consumed }) => step.consumed = consumed,
             Ok(Parsed::Command { command, consumed }) => {
-                let mut ctx = Context {
-                    started: self.started,
-                    client_id: client.id,
-                    client_name: client.name,
-                    protocol: client.protocol,
-                    #[cfg(feature = "extended-commands")]
-                    reply_mode: client.reply_mode,
-                    authenticated: client.authenticated,
-                    store: self.store,
-                    stats: self.stats,
-                    settings: self.settings,
-                    #[cfg(feature = "cluster")]
-                    cluster: self.cluster,
-                    #[cfg(feature = "cluster")]
-                    asking: client.asking,
-                    clock: Clock {
-                        now: self.now,
-                        unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(self.now)),
-                    },
-                    client_slots: self.client_slots,
-                    #[cfg(feature = "transactions")]
-                    transaction: client.transaction,
-                    #[cfg(feature = "pubsub")]
-                    pubsub: self.pubsub,
-                    #[cfg(feature = "pubsub")]
-                    slot: index as u16,
-                    stream_values: true,
-                    #[cfg(feature = "client-list")]
-                    clients: &mut step.clients,
-                };
+                #[cfg(feature = "blocking-lists")]
+                let mut block = None;
+                #[cfg(not(feature = "blocking-lists"))]
+                let block = ();
+                let _ = &block;
+                let mut ctx = context!(self, client, &mut step.clients, Some(&mut block));
                 let after = command::execute(command.as_slice(), &mut ctx, &mut out);
+                #[cfg(feature = "blocking-lists")]
+                {
+                    step.block = block.map(|block| {
+                        let argv = command.as_slice().iter().map(|a| a.to_vec()).collect();
+                        (block, argv)
+                    });
+                }
                 step.executed = true;
                 #[cfg(feature = "extended-commands")]
                 {
@@ -214,7 +279,7 @@ impl Runner<'_, '_> {
 impl Server<'_> {
     /// The parser's limits now: Redis' `proto-max-bulk-len` and 64 KiB inline requests, or,
     /// where the input buffer cannot grow (no `alloc` feature), its size.
-    fn limits(&self) -> Limits {
+    pub(super) fn limits(&self) -> Limits {
         let capacity = &self.settings.capacity;
         #[cfg(feature = "alloc")]
         return Limits::new(
@@ -277,6 +342,11 @@ impl Server<'_> {
         let mut close = false;
         let mut blocked = false;
         loop {
+            // A client waiting in a blocking pop runs nothing else until it is answered.
+            #[cfg(feature = "blocking-lists")]
+            if self.is_blocked(index) {
+                break;
+            }
             #[cfg(feature = "alloc")]
             if !self.send_pending(index) {
                 blocked = true; // the rest of a reply larger than the send buffer waits
@@ -320,24 +390,7 @@ impl Server<'_> {
             }
             let timeouts = self.settings.timeouts;
             let limits = self.limits();
-            let mut runner = Runner {
-                store: &mut self.store,
-                stats: &mut self.stats,
-                settings: &mut self.settings,
-                #[cfg(feature = "cluster")]
-                cluster: &mut self.cluster,
-                #[cfg(feature = "alloc")]
-                reply: &mut self.reply_vec,
-                #[cfg(not(feature = "alloc"))]
-                reply: &mut self.reply,
-                #[cfg(feature = "pubsub")]
-                pubsub: &mut self.pubsub,
-                limits,
-                started: self.started,
-                unix_offset_ms: self.unix_offset_ms,
-                client_slots: self.conns.len(),
-                now,
-            };
+            let mut runner = runner!(self, limits, now);
             let socket = self.sockets.tcp_mut(index, handle);
             let (mut client, input, mut filled) = Client::of(&mut self.conns[index], index);
             let mut step = Step::INCOMPLETE;
@@ -407,6 +460,10 @@ impl Server<'_> {
             {
                 self.deliver_messages(now);
                 self.conns[index].subscribed = self.pubsub.listens(index as u16);
+                #[cfg(feature = "blocking-lists")]
+                {
+                    self.conns[index].subscribed |= self.is_blocked(index);
+                }
             }
             if self.settings.timeouts != timeouts {
                 self.timeouts_changed = true;
@@ -463,6 +520,15 @@ impl Server<'_> {
             // reply.
             #[cfg(feature = "pubsub")]
             self.deliver_monitor_feed(now);
+            #[cfg(feature = "blocking-lists")]
+            {
+                // A pop that found nothing: the client waits (its command wrote no reply).
+                if let Some((block, argv)) = step.block.take() {
+                    self.block(index, argv, block);
+                }
+                // A push made keys that clients wait on into lists: serve them.
+                self.serve_ready_keys(now);
+            }
             if step.close {
                 close = true;
                 break;

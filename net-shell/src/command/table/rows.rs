@@ -2,6 +2,8 @@
 
 #[cfg(feature = "extended-commands")]
 use super::super::bits;
+#[cfg(feature = "blocking-lists")]
+use super::super::blocking;
 #[cfg(feature = "pubsub")]
 use super::super::channels;
 #[cfg(feature = "client-list")]
@@ -48,6 +50,17 @@ const KEY_2_RO: &[KeySpec] = &[KeySpec::new(KF::RO, 2, 0, 1)];
 const KEY_RW_INSERT: &[KeySpec] = &[KeySpec::new(KF::RW.union(KF::INSERT), 1, 0, 1)];
 #[cfg(feature = "lists")]
 const KEY_RW_DELETE: &[KeySpec] = &[KeySpec::new(KF::RW.union(KF::DELETE), 1, 0, 1)];
+/// The flags of `BLPOP` and `BRPOP` (with `denyoom`, of `BLMOVE` and `BRPOPLPUSH`).
+#[cfg(feature = "blocking-lists")]
+const BLOCKING: Flags = F::WRITE.union(F::NOSCRIPT).union(F::BLOCKING);
+/// `BLPOP`, `BRPOP`: every key but the last argument, popped.
+#[cfg(feature = "blocking-lists")]
+const BLOCKING_POP: &[KeySpec] = &[KeySpec::new(
+    KF::RW.union(KF::ACCESS).union(KF::DELETE),
+    1,
+    -2,
+    1,
+)];
 /// `LMOVE`, `RPOPLPUSH`: a source popped, a destination pushed.
 #[cfg(feature = "lists")]
 const MOVE: &[KeySpec] = &[
@@ -157,6 +170,14 @@ pub(crate) static ROWS: &[Command] = &[
     row("lmove", 5, WRITE_DENYOOM, A::LIST, G::List, lists::lmove).keys(1, 2, 1).specs(MOVE),
     #[cfg(feature = "lists")]
     row("rpoplpush", 3, WRITE_DENYOOM, A::LIST, G::List, lists::rpoplpush).keys(1, 2, 1).specs(MOVE),
+    #[cfg(feature = "blocking-lists")]
+    row("blpop", -3, BLOCKING, A::LIST, G::List, blocking::blpop).keys(1, -2, 1).specs(BLOCKING_POP),
+    #[cfg(feature = "blocking-lists")]
+    row("brpop", -3, BLOCKING, A::LIST, G::List, blocking::brpop).keys(1, -2, 1).specs(BLOCKING_POP),
+    #[cfg(feature = "blocking-lists")]
+    row("blmove", 6, BLOCKING.union(F::DENYOOM), A::LIST, G::List, blocking::blmove).keys(1, 2, 1).specs(MOVE),
+    #[cfg(feature = "blocking-lists")]
+    row("brpoplpush", 4, BLOCKING.union(F::DENYOOM), A::LIST, G::List, blocking::brpoplpush).keys(1, 2, 1).specs(MOVE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
         .specs(&[KeySpec::new(KF::RM.union(KF::DELETE), 1, -1, 1)]),
@@ -347,6 +368,8 @@ static CLIENT: &[Command] = &[
     row("client|list", -2, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_list).tips(NONDETERMINISTIC),
     #[cfg(feature = "client-list")]
     row("client|kill", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_kill),
+    #[cfg(all(feature = "client-list", feature = "blocking-lists"))]
+    row("client|unblock", -3, ADMIN_CLIENT, A::CONNECTION, G::Connection, clients::client_unblock),
     #[cfg(feature = "client-list")]
     row("client|info", 2, CLIENT_FLAGS, A::CONNECTION, G::Connection, clients::client_info).tips(NONDETERMINISTIC),
     #[cfg(feature = "extended-commands")]
