@@ -63,6 +63,10 @@ pub struct Migration {
     partial: Vec<u8>,
     /// Keys moved so far.
     moved: usize,
+    /// Where in the key table the next batch looks first: each batch goes on from the last,
+    /// and the migration is done only when a walk from the start finds no key left (one the
+    /// table moved behind the cursor is found then).
+    cursor: usize,
     started: Tick,
     finished: Option<Tick>,
 }
@@ -79,6 +83,7 @@ impl Migration {
             replies_due: 0,
             partial: Vec::new(),
             moved: 0,
+            cursor: 0,
             started: now,
             finished: None,
         }
@@ -127,20 +132,28 @@ impl Migration {
         }
         let unix_now = clock.unix_ms?;
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        let mut at = 0;
-        while keys.len() < BATCH {
-            let Some((index, key)) = store.key_at_or_after(at, clock.now) else {
-                break;
-            };
-            if self.covers(key_slot(key)) {
-                keys.push(key.to_vec());
+        loop {
+            let from = self.cursor;
+            while keys.len() < BATCH {
+                let Some((index, key)) = store.key_at_or_after(self.cursor, clock.now) else {
+                    self.cursor = usize::MAX;
+                    break;
+                };
+                if self.covers(key_slot(key)) {
+                    keys.push(key.to_vec());
+                }
+                self.cursor = index + 1;
             }
-            at = index + 1;
-        }
-        if keys.is_empty() {
-            self.state = MigrationState::Done;
-            self.finished = Some(clock.now);
-            return None;
+            if !keys.is_empty() {
+                break;
+            }
+            if from == 0 {
+                self.state = MigrationState::Done;
+                self.finished = Some(clock.now);
+                return None;
+            }
+            // The end of the table: once more from the start.
+            self.cursor = 0;
         }
         let mut requests = Vec::new();
         for key in keys {
@@ -249,6 +262,8 @@ fn push_command(out: &mut Vec<u8>, args: &[&[u8]]) {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::{Migration, MigrationState};
     use crate::cluster::key_slot;
     use crate::command::Clock;
@@ -331,6 +346,30 @@ mod tests {
         migration.take_replies(b":1\r\n", &mut store, CLOCK.now);
         assert!(!store.contains(b"bar", CLOCK.now));
         assert_eq!(migration.moved(), 1);
+    }
+
+    #[test]
+    fn more_keys_than_a_batch_go_in_batches_until_a_walk_from_the_start_finds_none() {
+        let mut store = Store::new(StoreMemory::allocate(512, 32_768), 64, 64);
+        for n in 0..300u32 {
+            let key = std::format!("key:{n}");
+            store
+                .set(key.as_bytes(), b"v", Ttl::Persist, CLOCK.now)
+                .unwrap();
+        }
+        let mut migration = Migration::new(0, 16383, 1, CLOCK.now);
+        let mut batches = 0;
+        while let Some(batch) = migration.next_batch(&mut store, CLOCK) {
+            let requests = batch.windows(6).filter(|w| w == b"ASKING").count();
+            let acks: std::vec::Vec<u8> = b"+OK\r\n".repeat(2 * requests);
+            migration.take_replies(&acks, &mut store, CLOCK.now);
+            batches += 1;
+            assert!(batches <= 3, "no end");
+        }
+        assert_eq!(batches, 2);
+        assert_eq!(migration.moved(), 300);
+        assert_eq!(migration.state(), MigrationState::Done);
+        assert_eq!(store.len(), 0);
     }
 
     #[test]
