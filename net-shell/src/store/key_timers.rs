@@ -119,8 +119,9 @@ impl Store<'_> {
     ) -> timer_core::Sweep {
         let mut fired = 0;
         let capacity = self.timers.capacity();
+        let mut segment = 0;
         while fired < budget {
-            let Some(expired) = self.timers.pop_expired(now) else {
+            let Some(expired) = self.timers.pop_expired(now, &mut segment) else {
                 self.account_timers(capacity);
                 return timer_core::Sweep {
                     fired,

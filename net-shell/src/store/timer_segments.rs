@@ -207,15 +207,19 @@ impl<'a> KeyTimers<'a> {
     }
 
     /// A timer whose deadline is `<= now`, taken from its queue: in deadline order within a
-    /// segment, segment after segment (every one of them is past its key's deadline).
-    pub(super) fn pop_expired(&mut self, now: Tick) -> Option<(KeyTimer, u32)> {
-        for segment in 0..self.segment_count() as u16 {
+    /// segment, segment after segment (every one of them is past its key's deadline). A sweep
+    /// starts `from` at 0 and passes it back each time: it moves past segments with nothing
+    /// due, so a sweep costs one look per segment, not one per segment and timer.
+    pub(super) fn pop_expired(&mut self, now: Tick, from: &mut usize) -> Option<(KeyTimer, u32)> {
+        while *from < self.segment_count() {
+            let segment = *from as u16;
             if let Some(Expired { id, value, .. }) =
                 self.segment_mut(segment).and_then(|q| q.pop_expired(now))
             {
                 self.freed(segment);
                 return Some((KeyTimer { segment, id }, value));
             }
+            *from += 1;
         }
         None
     }
