@@ -2,7 +2,8 @@
 # net-shell (over a tap, in its own namespace) against redis-server (on loopback), measured in
 # one run with the same parameters: redis-benchmark throughput, how late keys are removed after
 # their deadline when 100,000 expire within one second, how late `expired` keyspace events are
-# published (scripts/event_lateness.py), CPU use while idle, and (through
+# published (scripts/event_lateness.py), how late a BLPOP's timeout is answered
+# (scripts/blpop_lateness.py), CPU use while idle, and (through
 # scripts/bench-scale.py) throughput, memory, latency and idle closes at 10,000 clients.
 # Needs root, redis-server, redis-benchmark, python3. All traffic stays on loopback or inside
 # the namespace this script creates and removes.
@@ -60,6 +61,13 @@ run_bench() {
 echo "## redis-benchmark -c 50 -n 100000 -t set,get"
 run_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
 run_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
+echo "## redis-benchmark -c 50 -n 100000 -t lpush,lpop (one list of up to 100,000 elements)"
+run_list_bench() {
+  local label=$1; shift
+  "$@" -c 50 -n 100000 -t lpush,lpop -q 2>/dev/null | tr '\r' '\n' | grep 'requests per second' | sed "s/^/$label /"
+}
+run_list_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
+run_list_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
 echo "## redis-benchmark -c 50 -n 100000 -t set,get -P 16"
 run_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379 -P 16
 run_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port" -P 16
@@ -71,6 +79,10 @@ echo "redis-server:"; python3 "$root/scripts/expiry_lateness.py" 127.0.0.1 "$red
 echo "## keyspace expired events: lateness after each key's deadline, 1000 keys due within one second"
 echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/event_lateness.py" "$shell_ip" 6379 1000
 echo "redis-server:"; python3 "$root/scripts/event_lateness.py" 127.0.0.1 "$redis_port" 1000
+
+echo "## BLPOP timeout lateness: 200 clients, timeouts spread over 50-545 ms"
+echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/blpop_lateness.py" "$shell_ip" 6379 200
+echo "redis-server:"; python3 "$root/scripts/blpop_lateness.py" 127.0.0.1 "$redis_port" 200
 
 echo "## 10,000 clients (scripts/bench-scale.py)"
 python3 "$root/scripts/bench-scale.py" --binary "$root/target/release/net-shell"

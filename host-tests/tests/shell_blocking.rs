@@ -1,7 +1,8 @@
-//! Blocking pops over the simulated network at exact ticks: a timeout is answered in the
-//! poll whose time reaches it, never before; a push in that same poll comes too late (the
-//! timeouts run first, as key expiry does) and stays in the list; a push one tick earlier
-//! serves the client. A waiting client is not idle-closed, shows in `blocked_clients`, can be
+//! Blocking pops over the simulated network at exact ticks: a timeout is answered in the first
+//! poll after it ran out (the tick after its deadline: the command came some time within its
+//! own tick, so the wait is never short), never before; a push in that same poll comes too
+//! late (the timeouts run first, as key expiry does) and stays in the list; a push one tick
+//! earlier, at the deadline itself, serves the client. A waiting client is not idle-closed, shows in `blocked_clients`, can be
 //! ended by `CLIENT UNBLOCK`, and is forgotten when it closes. (Byte-for-byte agreement with
 //! Redis, wake order included, is in `redis_diff`.)
 
@@ -41,16 +42,16 @@ fn a_timeout_is_answered_at_its_tick_never_before() {
         let start = sim.now;
         assert_eq!(blocked_clients(&mut sim, other), 1);
         let answered = sim.run_until_true(start + 10_000, |sim| sim.next_reply(waiter).is_some());
-        assert_eq!(answered, Some(start + ms), "BLPOP k {timeout}");
+        assert_eq!(answered, Some(start + ms + 1), "BLPOP k {timeout}");
         assert_eq!(blocked_clients(&mut sim, other), 0);
     }
     // BLMOVE and BRPOPLPUSH time out with the null array too, as in Redis 7.0.
     send(&mut sim, waiter, &["BRPOPLPUSH", "k", "d", "0.05"]);
     let start = sim.now;
-    sim.advance(49);
+    sim.advance(50);
     assert_eq!(sim.replies(waiter), []);
     sim.advance(1);
-    assert_eq!(sim.now, start + 50);
+    assert_eq!(sim.now, start + 51);
     assert_eq!(sim.replies(waiter), [null_array()]);
 }
 
@@ -60,12 +61,12 @@ fn a_push_in_the_poll_of_the_timeout_is_too_late_and_one_tick_earlier_is_not() {
     let mut sim: Small = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
     let waiter = sim.connect_ready();
     let pusher = sim.connect_ready();
-    // The push reaches the server in the very poll whose time is the deadline.
+    // The push reaches the server in the very poll that answers the timeout.
     send(&mut sim, waiter, &["BLPOP", "k", "0.1"]);
     let deadline = sim.now + 100;
-    sim.advance(99);
+    sim.advance(100);
     assert_eq!(sim.replies(waiter), []);
-    sim.now = deadline;
+    sim.now = deadline + 1;
     send(&mut sim, pusher, &["RPUSH", "k", "late"]);
     assert_eq!(sim.replies(waiter), [null_array()]);
     assert_eq!(sim.replies(pusher), [Reply::Int(1)]);
@@ -74,11 +75,11 @@ fn a_push_in_the_poll_of_the_timeout_is_too_late_and_one_tick_earlier_is_not() {
         Reply::Array(vec![Reply::bulk("late")])
     );
     assert_eq!(sim.request(pusher, &["DEL", "k"]), Reply::Int(1));
-    // One tick before the deadline, the push serves the waiting client.
+    // One tick before, at the deadline itself, the push serves the waiting client.
     send(&mut sim, waiter, &["BLPOP", "k", "0.1"]);
     let deadline = sim.now + 100;
-    sim.advance(98);
-    sim.now = deadline - 1;
+    sim.advance(99);
+    sim.now = deadline;
     send(&mut sim, pusher, &["RPUSH", "k", "in time"]);
     assert_eq!(
         sim.replies(waiter),

@@ -21,7 +21,9 @@ use timer_core::Tick;
 pub struct Block {
     /// The keys, in the order the command named them.
     pub(crate) keys: Vec<Vec<u8>>,
-    /// When to give up (`None`: never, a timeout of 0).
+    /// The last tick the client may still be served (`None`: it waits for ever, a timeout of
+    /// 0). The command came some time within the tick it ran at, so the wait runs out only
+    /// when the tick after this one begins: never early, as a key's deadline.
     pub(crate) deadline: Option<Tick>,
 }
 

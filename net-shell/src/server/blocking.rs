@@ -4,8 +4,9 @@
 //!
 //! A push that makes a waited key a list marks it ready; after the command that pushed, each
 //! ready key's clients are served first come first served, by running their command again
-//! without blocking, while the key holds a list. A timeout answers the null array in the poll
-//! whose time reaches it, never before. A waiting client runs no other command (what it sends
+//! without blocking, while the key holds a list. A timeout answers the null array in the first
+//! poll after it ran out (at the tick after its deadline, since the command came some time
+//! within its own tick), never before. A waiting client runs no other command (what it sends
 //! meanwhile waits its turn), is not closed for being idle, and is forgotten when it closes.
 
 use alloc::vec::Vec;
@@ -44,10 +45,11 @@ impl Server<'_> {
     /// to run again.
     pub(super) fn block(&mut self, index: usize, argv: Vec<Vec<u8>>, block: Block) {
         let slot = index as u16;
-        // One timer per client slot at most, in a heap of as many: it cannot be full.
+        // One timer per client slot at most, in a heap of as many: it cannot be full. It fires
+        // at the tick after the deadline (see `Block::deadline`).
         let timer = block
             .deadline
-            .and_then(|at| self.block_timers.insert(at, slot).ok());
+            .and_then(|at| self.block_timers.insert(at.saturating_add(1), slot).ok());
         self.blocked_keys.wait(slot, &block.keys);
         let conn = &mut self.conns[index];
         conn.blocked_pop = Some(BlockedPop {
