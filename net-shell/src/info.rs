@@ -44,11 +44,22 @@ pub(crate) fn write_info(
     // A full buffer only truncates the text; it is sized for every section.
     let _ = (|| -> core::fmt::Result {
         if wants("server") {
+            // The mode is an argument only where it can change (cluster mode): elsewhere the
+            // argument would cost flash for a constant.
+            #[cfg(feature = "cluster")]
             write!(
                 text,
                 "# Server\r\nredis_version:7.0.0\r\nnet_shell_version:{}\r\nredis_mode:{}\r\nmultiplexing_api:smoltcp\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n\r\n",
                 env!("CARGO_PKG_VERSION"),
                 crate::command::mode(ctx),
+                uptime_s,
+                uptime_s / 86_400
+            )?;
+            #[cfg(not(feature = "cluster"))]
+            write!(
+                text,
+                "# Server\r\nredis_version:7.0.0\r\nnet_shell_version:{}\r\nredis_mode:standalone\r\nmultiplexing_api:smoltcp\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n\r\n",
+                env!("CARGO_PKG_VERSION"),
                 uptime_s,
                 uptime_s / 86_400
             )?;
