@@ -1083,12 +1083,28 @@ fn lists() -> Vec<Script> {
         "RPOPLPUSH s d",
         "LRANGE d 0 -1",
         "EXISTS s",
+        "RPUSH mp a b c d",
+        "LMPOP 2 nol mp LEFT",
+        "LMPOP 2 nol mp RIGHT COUNT 2",
+        "LMPOP 1 mp LEFT COUNT 10",
+        "LMPOP 1 mp LEFT",
+        "LMPOP 0 mp LEFT",
+        "LMPOP x mp LEFT",
+        "LMPOP 3 mp LEFT",
+        "LMPOP 1 mp UP",
+        "LMPOP 1 mp LEFT COUNT 0",
+        "LMPOP 1 mp LEFT COUNT x",
+        "LMPOP 1 mp LEFT COUNT 1 COUNT 2",
+        "LMPOP 1 mp LEFT FOO",
+        "COMMAND INFO lmpop blmpop",
         "RPUSH one x",
         "LMOVE one one LEFT RIGHT",
         "RPOPLPUSH one one",
         "LRANGE one 0 -1",
     ];
     let arity = [
+        "LMPOP 1 l",
+        "BLMPOP 0 1 l",
         "LPUSH l",
         "RPUSH",
         "LPUSHX l",
@@ -1128,6 +1144,9 @@ fn lists() -> Vec<Script> {
         "LMOVE str lst LEFT LEFT",
         "LMOVE lst str LEFT LEFT",
         "LMOVE nol str LEFT LEFT",
+        "LMPOP 2 nol str LEFT",
+        "LMPOP 2 lst str LEFT",
+        "BLMPOP 0 2 nol str LEFT",
         "RPOPLPUSH lst str",
         "GET lst",
         "SET lst v GET",
@@ -1248,12 +1267,30 @@ fn blocking_pops() -> Vec<Script> {
             "BRPOPLPUSH str l 0",
             "COMMAND INFO blpop brpop blmove brpoplpush",
         ]),
+        Script::new("blocking pops: BLMPOP")
+            .run(&[
+                "RPUSH m a b c",
+                "BLMPOP 0 2 nol m RIGHT COUNT 2",
+                "BLMPOP x 1 m LEFT",
+                "BLMPOP -1 1 m LEFT",
+                "BLMPOP 0 0 m LEFT",
+                "BLMPOP 0 1 m UP",
+                "BLMPOP 0.1 1 m LEFT COUNT 0",
+            ])
+            .send_on(1, &["BLMPOP 0 2 w1 w2 LEFT COUNT 5"], 0)
+            .sleep(50)
+            .run(&["RPUSH w2 x y"])
+            .on(1, &[], 1)
+            .send_on(1, &["BLMPOP 0.1 1 w3 RIGHT"], 0)
+            .sleep(400)
+            .on(1, &[], 1),
         Script::new("blocking pops: inside MULTI nothing waits")
             .run(&[
                 "MULTI",
                 "BLPOP nol 0",
                 "BRPOP nol 1",
                 "BLMOVE nol d LEFT LEFT 0",
+                "BLMPOP 0 1 nol LEFT",
             ])
             .run(&["BRPOPLPUSH nol d 0", "EXEC"]),
         Script::new("blocking pops: served by a push, first come first served")

@@ -11,7 +11,7 @@
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 
-use super::lists::{lmove_generic, pop_one, End};
+use super::lists::{lmove_generic, parse_mpop, pop_one, pop_range_with_key, End};
 use super::{error, After, Context, Reply, ReplyWriter, SYNTAX};
 use crate::store::ValueKind;
 use timer_core::Tick;
@@ -162,6 +162,40 @@ fn bpop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>, en
         return Ok(After::Continue);
     }
     wait(ctx, keys, deadline)
+}
+
+/// `BLMPOP timeout numkeys key … LEFT|RIGHT [COUNT count]`: `LMPOP`, or a wait (the options
+/// are read before the timeout, as in Redis).
+pub(crate) fn blmpop(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let mpop = match parse_mpop(argv, 2) {
+        Ok(mpop) => mpop,
+        Err(text) => return error(out, text),
+    };
+    let deadline = match timeout(argv[1], ctx.clock.now) {
+        Ok(deadline) => deadline,
+        Err(text) => return error(out, text),
+    };
+    for &key in mpop.keys {
+        match ctx.list(key) {
+            Err(wrong) => return wrong.reply(out),
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                return match pop_range_with_key(ctx, out, key, mpop.end, mpop.count) {
+                    Ok(()) => Ok(After::Continue),
+                    Err(reply) => reply,
+                };
+            }
+        }
+    }
+    if !may_block(ctx) {
+        out.null_array()?;
+        return Ok(After::Continue);
+    }
+    wait(ctx, mpop.keys, deadline)
 }
 
 /// `BLPOP key … timeout`.

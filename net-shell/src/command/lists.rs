@@ -658,6 +658,96 @@ pub(super) fn lmove_generic(
     }
 }
 
+/// What `LMPOP` and `BLMPOP` pop: their keys, the end, and up to how many elements.
+pub(super) struct Mpop<'v> {
+    pub(super) keys: &'v [&'v [u8]],
+    pub(super) end: End,
+    pub(super) count: usize,
+}
+
+/// Reads `numkeys key … LEFT|RIGHT [COUNT count]` from `argv[at..]`, as Redis'
+/// `lmpopGenericCommand`: its error text on `Err`.
+pub(super) fn parse_mpop<'v>(argv: &'v [&'v [u8]], at: usize) -> Result<Mpop<'v>, &'static str> {
+    let numkeys = parse_i64(argv[at])
+        .filter(|&n| n >= 1)
+        .ok_or("ERR numkeys should be greater than 0")?;
+    let where_at = usize::try_from(numkeys)
+        .ok()
+        .and_then(|n| n.checked_add(at + 1))
+        .filter(|&i| i < argv.len())
+        .ok_or(SYNTAX)?;
+    let end = End::parse(argv[where_at]).ok_or(SYNTAX)?;
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < argv.len() {
+        if count.is_none() && is(argv[j], "count") && j + 1 < argv.len() {
+            let n = parse_i64(argv[j + 1])
+                .filter(|&n| n >= 1)
+                .ok_or("ERR count should be greater than 0")?;
+            count = Some(usize::try_from(n).unwrap_or(usize::MAX));
+            j += 2;
+        } else {
+            return Err(SYNTAX);
+        }
+    }
+    Ok(Mpop {
+        keys: &argv[at + 1..where_at],
+        end,
+        count: count.unwrap_or(1),
+    })
+}
+
+/// Pops up to `count` elements from `end` of list `key` (which holds at least one), and
+/// answers `[key, [element …]]` (Redis' `listPopRangeAndReplyWithKey`).
+pub(super) fn pop_range_with_key(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    end: End,
+    count: usize,
+) -> Result<(), Reply> {
+    let list = ctx.store.get(key, ctx.clock.now).map(List::new);
+    let len = list.map_or(0, |list| list.len());
+    let n = count.min(len);
+    let written = (|| {
+        out.array_header(2)?;
+        out.bulk(key)?;
+        out.array_header(n)?;
+        for i in 0..n {
+            let index = if end == End::Head { i } else { len - 1 - i };
+            out.bulk(list.and_then(|list| list.get(index)).unwrap_or_default())?;
+        }
+        Ok(())
+    })();
+    written.map_err(Err)?;
+    let left = remove_from_end(ctx, out, key, end, n)?;
+    changed(ctx, key, end.pop_event(), left);
+    Ok(())
+}
+
+/// `LMPOP numkeys key … LEFT|RIGHT [COUNT count]`: from the first key holding a list, up to
+/// `count` elements, as `[key, [element …]]`; the null array if no key holds one.
+pub(crate) fn lmpop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let mpop = match parse_mpop(argv, 1) {
+        Ok(mpop) => mpop,
+        Err(text) => return error(out, text),
+    };
+    for &key in mpop.keys {
+        match ctx.list(key) {
+            Err(wrong) => return wrong.reply(out),
+            Ok(None) => {}
+            Ok(Some(_)) => {
+                return match pop_range_with_key(ctx, out, key, mpop.end, mpop.count) {
+                    Ok(()) => Ok(After::Continue),
+                    Err(reply) => reply,
+                };
+            }
+        }
+    }
+    out.null_array()?;
+    Ok(After::Continue)
+}
+
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`.
 pub(crate) fn lmove(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let (Some(from), Some(to)) = (End::parse(argv[3]), End::parse(argv[4])) else {

@@ -22,6 +22,8 @@ bitflags::bitflags! {
         /// Served before the client authenticates (`AUTH`, `HELLO`, `QUIT`).
         const NO_AUTH = 1 << 11;
         const NO_MULTI = 1 << 12;
+        /// Keys are found by reading the command (`LMPOP`'s count of keys).
+        const MOVABLEKEYS = 1 << 14;
         const ALLOW_BUSY = 1 << 13;
     }
 }
@@ -140,8 +142,8 @@ impl Acl {
 }
 
 /// Where a command's keys are (Redis 7 key specs): from argument `index`, a range up to
-/// `last` (negative: from the end) in steps of `step`. Every command here finds its keys by
-/// index and range.
+/// `last` (negative: from the end) in steps of `step`; or (`keynum`) as many as argument
+/// `last` says, from `first` after it, in steps of `step` (`LMPOP`).
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "command-docs"), allow(dead_code))]
 pub(crate) struct KeySpec {
@@ -150,6 +152,8 @@ pub(crate) struct KeySpec {
     pub(super) index: u8,
     pub(super) last: i8,
     pub(super) step: u8,
+    /// `Some(firstkey)`: found by a count of keys (`keynumidx` is `last`).
+    pub(super) keynum: Option<u8>,
 }
 
 impl KeySpec {
@@ -160,6 +164,27 @@ impl KeySpec {
             index,
             last,
             step,
+            keynum: None,
+        }
+    }
+
+    /// Keys after argument `index`: their count at `keynumidx` (relative), the first
+    /// `firstkey` after that, then every `keystep`.
+    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    pub(crate) const fn keynum(
+        flags: KeyFlags,
+        index: u8,
+        keynumidx: i8,
+        firstkey: u8,
+        keystep: u8,
+    ) -> Self {
+        Self {
+            notes: "",
+            flags,
+            index,
+            last: keynumidx,
+            step: keystep,
+            keynum: Some(firstkey),
         }
     }
 

@@ -292,15 +292,30 @@ fn write_docs_info(command: &Command, out: &mut ReplyWriter<'_>) -> Result<(), W
         out.bulk(b"find_keys")?;
         out.map_header(2)?;
         out.bulk(b"type")?;
-        out.bulk(b"range")?;
-        out.bulk(b"spec")?;
-        out.map_header(3)?;
-        out.bulk(b"lastkey")?;
-        out.integer(i64::from(spec.last))?;
-        out.bulk(b"keystep")?;
-        out.integer(i64::from(spec.step))?;
-        out.bulk(b"limit")?;
-        out.integer(0)?;
+        match spec.keynum {
+            None => {
+                out.bulk(b"range")?;
+                out.bulk(b"spec")?;
+                out.map_header(3)?;
+                out.bulk(b"lastkey")?;
+                out.integer(i64::from(spec.last))?;
+                out.bulk(b"keystep")?;
+                out.integer(i64::from(spec.step))?;
+                out.bulk(b"limit")?;
+                out.integer(0)?;
+            }
+            Some(first) => {
+                out.bulk(b"keynum")?;
+                out.bulk(b"spec")?;
+                out.map_header(3)?;
+                out.bulk(b"keynumidx")?;
+                out.integer(i64::from(spec.last))?;
+                out.bulk(b"firstkey")?;
+                out.integer(i64::from(first))?;
+                out.bulk(b"keystep")?;
+                out.integer(i64::from(spec.step))?;
+            }
+        }
     }
     Ok(())
 }

@@ -170,6 +170,12 @@ pub(crate) static ROWS: &[Command] = &[
     row("lmove", 5, WRITE_DENYOOM, A::LIST, G::List, lists::lmove).keys(1, 2, 1).specs(MOVE),
     #[cfg(feature = "lists")]
     row("rpoplpush", 3, WRITE_DENYOOM, A::LIST, G::List, lists::rpoplpush).keys(1, 2, 1).specs(MOVE),
+    #[cfg(feature = "lists")]
+    row("lmpop", -4, F::WRITE.union(F::MOVABLEKEYS), A::LIST, G::List, lists::lmpop)
+        .specs(&[KeySpec::keynum(KF::RW.union(KF::ACCESS).union(KF::DELETE), 1, 0, 1, 1)]),
+    #[cfg(feature = "blocking-lists")]
+    row("blmpop", -5, F::WRITE.union(F::BLOCKING).union(F::MOVABLEKEYS), A::LIST, G::List, blocking::blmpop)
+        .specs(&[KeySpec::keynum(KF::RW.union(KF::ACCESS).union(KF::DELETE), 2, 0, 1, 1)]),
     #[cfg(feature = "blocking-lists")]
     row("blpop", -3, BLOCKING, A::LIST, G::List, blocking::blpop).keys(1, -2, 1).specs(BLOCKING_POP),
     #[cfg(feature = "blocking-lists")]
