@@ -376,6 +376,9 @@ struct Model {
     entries: HashMap<Vec<u8>, Entry>,
     /// The sum of the keys' [`block_bytes`].
     used: usize,
+    /// The sums of the keys' and the values' lengths.
+    key_bytes: usize,
+    value_bytes: usize,
     keys: usize,
     capacity: usize,
     max_key: usize,
@@ -397,12 +400,16 @@ impl Model {
     fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.entries.remove(key)?;
         self.used -= block_bytes(key.len() + entry.value.len());
+        self.key_bytes -= key.len();
+        self.value_bytes -= entry.value.len();
         Some(entry)
     }
 
     fn clear(&mut self) {
         self.entries.clear();
         self.used = 0;
+        self.key_bytes = 0;
+        self.value_bytes = 0;
     }
 
     fn order(&mut self) -> u64 {
@@ -477,6 +484,8 @@ impl Model {
         }
         let timer = self.remove(key).and_then(|e| e.timer);
         self.used += block_bytes(key.len() + value.len());
+        self.key_bytes += key.len();
+        self.value_bytes += value.len();
         self.entries.insert(
             key.to_vec(),
             Entry {
@@ -542,6 +551,8 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             model: Model {
                 entries: HashMap::new(),
                 used: 0,
+                key_bytes: 0,
+                value_bytes: 0,
                 keys: KEYS,
                 capacity: usable_bytes(BYTES),
                 max_key,
@@ -827,8 +838,7 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
         // What the store says its memory holds: the pool blocks, and the keys' and values'
         // own bytes, as the model counts them.
         let memory = store.memory();
-        let keys: usize = model.entries.keys().map(Vec::len).sum();
-        let values: usize = model.entries.values().map(|e| e.value.len()).sum();
+        let (keys, values) = (model.key_bytes, model.value_bytes);
         self.agree(
             memory.keys_and_values == used && memory.keys == keys && memory.values == values,
             || {
