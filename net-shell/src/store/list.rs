@@ -173,8 +173,8 @@ fn read_len(bytes: &[u8]) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::vec;
-    use alloc::vec::Vec;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn elements_of_every_length_class_read_back() {
