@@ -670,3 +670,66 @@ fn tap_redis_py_with_its_defaults_sees_what_it_sees_from_redis() {
     assert!(theirs.contains("protocol 3"), "{theirs}");
     assert_eq!(ours, theirs);
 }
+
+/// The real `redis-cli` against the shell on the tap: `redis-cli monitor` shows every command
+/// (a `BLPOP` that waits, the `RPUSH` that serves it, a `SET`) as Redis' monitor lines, and a
+/// `redis-cli BLPOP` waits until another client pushes.
+#[test]
+#[ignore = "needs root, a tap and redis-cli"]
+fn tap_redis_cli_monitor_shows_commands_and_blpop_waits_for_a_push() {
+    let shell = Shell::start("monitor", &[]);
+    let cli = |args: &[&str]| {
+        let mut command = shell.namespace.command("redis-cli");
+        command
+            .args(["-h", SHELL_IP, "-p", "6379"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        KillOnDrop::new(command.spawn().expect("redis-cli"))
+    };
+    let mut monitor = cli(&["monitor"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut waiter = cli(&["BLPOP", "jobs", "10"]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(shell.cli(&["RPUSH", "jobs", "j1"]), "1");
+    let status = e2e::wait_exit(waiter.child(), Duration::from_secs(5))
+        .expect("wait for redis-cli")
+        .expect("BLPOP answered within 5 s");
+    assert!(status.success());
+    let mut answer = String::new();
+    waiter
+        .take_stdout()
+        .expect("piped")
+        .read_to_string(&mut answer)
+        .expect("read BLPOP's answer");
+    assert_eq!(answer.trim(), "jobs\nj1");
+    assert_eq!(shell.cli(&["SET", "k", "v"]), "OK");
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = e2e::send_signal(monitor.child(), "TERM");
+    let _ = e2e::wait_exit(monitor.child(), Duration::from_secs(5));
+    let mut seen = String::new();
+    monitor
+        .take_stdout()
+        .expect("piped")
+        .read_to_string(&mut seen)
+        .expect("read the monitor's output");
+    let words: Vec<&str> = seen
+        .lines()
+        .filter_map(|line| line.split_once("] ").map(|(_, words)| words))
+        .collect();
+    for expected in [
+        r#""BLPOP" "jobs" "10""#,
+        r#""RPUSH" "jobs" "j1""#,
+        r#""SET" "k" "v""#,
+    ] {
+        assert!(words.contains(&expected), "{expected} not in {seen}");
+    }
+    // Each line: `<seconds>.<microseconds> [0 <ip>:<port>] …`, as redis-cli prints Redis'.
+    for line in seen.lines().skip(1) {
+        let (time, rest) = line.split_once(' ').expect("a monitor line");
+        assert!(
+            time.contains('.') && rest.starts_with("[0 10.78.0.1:"),
+            "{line}"
+        );
+    }
+}
