@@ -31,9 +31,9 @@ done
 # transactions and CLIENT LIST turn on `alloc`; cluster mode does not); everything a no_std
 # build can have; the firmware's sets (`defmt`, and `defmt,sntp` for the NUCLEO's wall clock).
 # `std` is the host build that clippy and the tests use.
-for features in "" alloc pubsub transactions client-list key-timers-wheel extended-commands lists blocking-lists \
+for features in "" alloc pubsub transactions client-list key-timers-wheel extended-commands lists blocking-lists hashes \
   command-docs cluster sntp defmt defmt,sntp \
-  alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,lists,blocking-lists,command-docs,cluster,sntp; do
+  alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,lists,blocking-lists,hashes,command-docs,cluster,sntp; do
   echo "net-shell --features \"$features\""
   cargo check -q -p net-shell --target thumbv7em-none-eabihf --features "$features"
 done

@@ -1236,6 +1236,126 @@ fn lists() -> Vec<Script> {
     ]
 }
 
+/// Hashes: every command of the family, wrong arity, wrong types both ways, the keyspace
+/// commands on hashes, and the `h` events.
+fn hashes() -> Vec<Script> {
+    let family = [
+        "HSET h f1 v1",
+        "HSET h f2 v2 f3 v3 f1 v1b",
+        "HSET h f4 a f4 b",
+        "HSET h f5",
+        "HSET h",
+        "HMSET h f6 v6 f7 v7",
+        "HMSET h f8",
+        "HSETNX h f1 x",
+        "HSETNX h f9 v9",
+        "HSETNX nh f v",
+        "HGET h f1",
+        "HGET h nope",
+        "HGET nh2 f",
+        "HMGET h f1 nope f2",
+        "HMGET nh2 a b",
+        "HLEN h",
+        "HLEN nh2",
+        "HSTRLEN h f1",
+        "HSTRLEN h nope",
+        "HEXISTS h f2",
+        "HEXISTS h nope",
+        "HEXISTS nh2 f",
+        "HKEYS h",
+        "HVALS h",
+        "HGETALL h",
+        "HKEYS nh2",
+        "HVALS nh2",
+        "HGETALL nh2",
+        "HDEL h f2 nope f3",
+        "HDEL h nope",
+        "HDEL nh2 f",
+        "HGETALL h",
+        "HINCRBY h n 5",
+        "HINCRBY h n -7",
+        "HINCRBY h n x",
+        "HINCRBY h f1 1",
+        "HINCRBY h n 9223372036854775807",
+        "HINCRBY nh3 n 1",
+        "HINCRBYFLOAT h fl 1.5",
+        "HINCRBYFLOAT h fl 0.25",
+        "HINCRBYFLOAT h fl x",
+        "HINCRBYFLOAT h f1 1",
+        "HINCRBYFLOAT h fl inf",
+        "HINCRBYFLOAT h n 1e3",
+        "HGETALL h",
+        "OBJECT ENCODING h",
+        "TYPE h",
+        "DEL nh",
+        "HSET d a 1",
+        "HDEL d a",
+        "EXISTS d",
+        "HGET h",
+        "HMGET h",
+        "HDEL h",
+        "HLEN",
+        "HSTRLEN h",
+        "HEXISTS h",
+        "HKEYS",
+        "HGETALL h x",
+        "HINCRBY h n",
+        "HINCRBYFLOAT h n",
+        "COMMAND INFO hset hsetnx hget hmget hmset hdel hlen hstrlen hexists hkeys hvals hgetall hincrby hincrbyfloat",
+    ];
+    let wrong_types = [
+        "SET str v",
+        "RPUSH lst a",
+        "HSET hh f v",
+        "HSET str f v",
+        "HSETNX lst f v",
+        "HGET str f",
+        "HMGET lst f",
+        "HDEL str f",
+        "HLEN lst",
+        "HSTRLEN str f",
+        "HEXISTS lst f",
+        "HKEYS str",
+        "HVALS lst",
+        "HGETALL str",
+        "HINCRBY str f 1",
+        "HINCRBY str f x",
+        "HINCRBYFLOAT lst f 1",
+        "HINCRBYFLOAT lst f x",
+        "GET hh",
+        "LPUSH hh a",
+        "LLEN hh",
+        "APPEND hh x",
+        "MGET hh str",
+        "TYPE hh",
+        "OBJECT ENCODING hh",
+        "RENAME hh hh2",
+        "HGETALL hh2",
+        "COPY hh2 hh3",
+        "HGETALL hh3",
+        "TYPE hh3",
+        "EXPIRE hh3 100",
+        "TTL hh3",
+        "SET hh3 v",
+        "TYPE hh3",
+    ];
+    let mut events = Script::new("hashes: keyspace events")
+        .run(&["CONFIG SET notify-keyspace-events KEAmn"])
+        .on(1, &["PSUBSCRIBE __key*__:*"], 0);
+    for command in &family[..50] {
+        events = events.run(&[command]).messages(1);
+    }
+    vec![
+        Script::new("hashes").run(&family),
+        Script::new("hashes: wrong types").run(&wrong_types),
+        Script::new("hashes: scan by type")
+            .run(&["HSET h1 a 1", "RPUSH l1 b", "SET s1 x"])
+            .scan_all("TYPE hash")
+            .scan_all("TYPE list"),
+        events.run(&["CONFIG SET notify-keyspace-events ''"]),
+    ]
+}
+
 /// Blocking pops: served at once, served later by pushes from another connection (first
 /// come, first served, per key), timing out, refused, inside `MULTI`, and their events.
 fn blocking_pops() -> Vec<Script> {
@@ -1804,7 +1924,12 @@ fn random_mix(rng: &mut Draw<'_>, steps: usize) -> Script {
         let small = rng.random_range(-12..12);
         let offset = rng.random_range(0..40);
         let bit = rng.random_range(0..64);
-        let line = match rng.random_range(0..45) {
+        let line = match rng.random_range(0..50) {
+            45 => format!("HSET {k} f{} {n}", bit % 4),
+            46 => format!("HGET {k} f{}", bit % 4),
+            47 => format!("HDEL {k} f{} f{}", bit % 4, offset % 4),
+            48 => format!("HINCRBY {k} f{} {n}", bit % 4),
+            49 => format!("HGETALL {k}"),
             38 => format!("LPUSH {k} {n} {k2}"),
             39 => format!("RPUSH {k} {n}"),
             40 => format!("LPOP {k}{}", ["", " 2", " 0"][rng.random_range(0..3)]),
@@ -1908,6 +2033,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(monitor());
     scripts.extend(lists());
     scripts.extend(blocking_pops());
+    scripts.extend(hashes());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

@@ -165,9 +165,13 @@ impl Migration {
                 continue;
             };
             #[cfg(feature = "lists")]
-            if kind == crate::store::ValueKind::List {
-                self.replies_due +=
-                    push_list(&mut requests, &key, value, deadline, unix_now, clock);
+            if kind != crate::store::ValueKind::String {
+                let push: &[u8] = match kind {
+                    crate::store::ValueKind::Hash => b"HSET",
+                    _ => b"RPUSH",
+                };
+                let made = (push, deadline, unix_now, clock);
+                self.replies_due += push_list(&mut requests, &key, value, made);
                 self.in_flight.push(key);
                 continue;
             }
@@ -216,19 +220,17 @@ impl Migration {
     }
 }
 
-/// Appends the requests that make list `key` on the new owner, each after `ASKING`: `DEL`
-/// (a stale copy there), `RPUSH` of every element, and `PEXPIREAT` for a deadline. How many
-/// replies they bring.
+/// Appends the requests that make list or hash `key` on the new owner, each after `ASKING`:
+/// `DEL` (a stale copy there), `push` (`RPUSH` or `HSET`) of every element (a hash's fields and
+/// values alternate), and `PEXPIREAT` for a deadline. How many replies they bring.
 #[cfg(feature = "lists")]
 fn push_list(
     requests: &mut Vec<u8>,
     key: &[u8],
     value: &[u8],
-    deadline: Option<Tick>,
-    unix_now: u64,
-    clock: Clock,
+    (push, deadline, unix_now, clock): (&[u8], Option<Tick>, u64, Clock),
 ) -> usize {
-    let mut rpush: Vec<&[u8]> = alloc::vec![b"RPUSH", key];
+    let mut rpush: Vec<&[u8]> = alloc::vec![push, key];
     rpush.extend(crate::store::list::List::new(value).iter());
     push_command(requests, &[b"ASKING"]);
     push_command(requests, &[b"DEL", key]);

@@ -18,6 +18,9 @@ pub(crate) enum Class {
     /// `l`: `lpush`, `rpush`, `lpop`, `rpop`, `lset`, `linsert`, `lrem`, `ltrim`.
     #[cfg_attr(not(feature = "lists"), allow(dead_code))]
     List,
+    /// `h`: `hset`, `hdel`, `hincrby`, `hincrbyfloat`.
+    #[cfg_attr(not(feature = "hashes"), allow(dead_code))]
+    Hash,
     /// `x`: `expired`.
     Expired,
     /// `m`: `keymiss`.
@@ -34,6 +37,7 @@ impl Class {
             Self::Generic => E::GENERIC,
             Self::String => E::STRING,
             Self::List => E::LIST,
+            Self::Hash => E::HASH,
             Self::Expired => E::EXPIRED,
             Self::KeyMiss => E::KEY_MISS,
             Self::New => E::NEW,

@@ -431,7 +431,7 @@ pub(crate) fn scan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         } else if is(argv[i], "match") && more {
             pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
         } else if is(argv[i], "type") && more {
-            let kinds = [ValueKind::String, ValueKind::List];
+            let kinds = [ValueKind::String, ValueKind::List, ValueKind::Hash];
             kind = Some(kinds.into_iter().find(|k| is(argv[i + 1], k.name())));
         } else {
             return error(out, super::SYNTAX);
@@ -516,6 +516,14 @@ pub(crate) fn object(
     let Some((kind, value)) = ctx.store.get_kind(argv[2], ctx.clock.now) else {
         return super::bulk_or_nil(out, None);
     };
+    if kind == ValueKind::Hash && is(sub, "encoding") {
+        // Redis 7.0 keeps a hash of at most 128 fields, each field and value at most 64
+        // bytes, as a listpack, and a larger one as a hash table.
+        let list = crate::store::list::List::new(value);
+        let small = list.len() <= 256 && list.iter().all(|e| e.len() <= 64);
+        let encoding: &[u8] = if small { b"listpack" } else { b"hashtable" };
+        return super::bulk_or_nil(out, Some(encoding));
+    }
     if kind == ValueKind::List {
         // Redis 7.0 keeps every list as a quicklist (listpack encoding for small lists came
         // with 7.2).

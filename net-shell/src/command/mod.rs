@@ -14,6 +14,7 @@
 //! | `bits.rs` | the bitmap family (`SETBIT`, `GETBIT`, `BITCOUNT`, `BITPOS`, `BITOP`) |
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
 //! | `blocking.rs` | the blocking pops (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`), waiters by key |
+//! | `hashes.rs` | the hash family (`HSET`, `HGET`, `HGETALL`, `HINCRBY`, …) |
 //! | `lists.rs` | the list family (`LPUSH`, `LPOP`, `LRANGE`, `LMOVE`, …) |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
 //! | `events.rs` | keyspace notifications (`notify-keyspace-events`) from commands |
@@ -57,6 +58,8 @@ mod expiry;
 #[cfg(feature = "extended-commands")]
 mod float;
 pub(crate) mod glob;
+#[cfg(feature = "hashes")]
+mod hashes;
 mod keys;
 #[cfg(feature = "lists")]
 mod lists;

@@ -23,6 +23,8 @@ pub enum ValueKind {
     String,
     /// A list of byte strings, in the encoding of `store::list`.
     List,
+    /// Fields and their values, alternating in the encoding of `store::list`.
+    Hash,
 }
 
 impl ValueKind {
@@ -31,6 +33,7 @@ impl ValueKind {
         match self {
             Self::String => "string",
             Self::List => "list",
+            Self::Hash => "hash",
         }
     }
 }

@@ -68,6 +68,7 @@ bitflags::bitflags! {
         const CONNECTION = 1 << 4;
         const TRANSACTION = 1 << 5;
         const LIST = 1 << 6;
+        const HASH = 1 << 7;
     }
 }
 
@@ -211,6 +212,8 @@ pub(crate) enum Group {
     Cluster,
     #[cfg_attr(not(feature = "lists"), allow(dead_code))]
     List,
+    #[cfg_attr(not(feature = "hashes"), allow(dead_code))]
+    Hash,
 }
 
 impl Group {
@@ -225,6 +228,7 @@ impl Group {
             Self::Pubsub => "pubsub",
             Self::Cluster => "cluster",
             Self::List => "list",
+            Self::Hash => "hash",
         }
     }
 }

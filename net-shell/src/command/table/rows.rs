@@ -10,6 +10,8 @@ use super::super::channels;
 use super::super::clients;
 #[cfg(feature = "cluster")]
 use super::super::cluster;
+#[cfg(feature = "hashes")]
+use super::super::hashes;
 #[cfg(feature = "lists")]
 use super::super::lists;
 #[cfg(feature = "pubsub")]
@@ -184,6 +186,35 @@ pub(crate) static ROWS: &[Command] = &[
     row("blmove", 6, BLOCKING.union(F::DENYOOM), A::LIST, G::List, blocking::blmove).keys(1, 2, 1).specs(MOVE),
     #[cfg(feature = "blocking-lists")]
     row("brpoplpush", 4, BLOCKING.union(F::DENYOOM), A::LIST, G::List, blocking::brpoplpush).keys(1, 2, 1).specs(MOVE),
+    // Hashes.
+    #[cfg(feature = "hashes")]
+    row("hset", -4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hset).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hsetnx", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hsetnx).keys(1, 1, 1).specs(KEY_RW_INSERT),
+    #[cfg(feature = "hashes")]
+    row("hget", 3, READ_FAST, A::HASH, G::Hash, hashes::hget).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hmget", -3, READ_FAST, A::HASH, G::Hash, hashes::hmget).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hmset", -4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hmset).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hdel", -3, WRITE_FAST, A::HASH, G::Hash, hashes::hdel).keys(1, 1, 1).specs(KEY_RW_DELETE),
+    #[cfg(feature = "hashes")]
+    row("hlen", 2, READ_FAST, A::HASH, G::Hash, hashes::hlen).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "hashes")]
+    row("hstrlen", 3, READ_FAST, A::HASH, G::Hash, hashes::hstrlen).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "hashes")]
+    row("hexists", 3, READ_FAST, A::HASH, G::Hash, hashes::hexists).keys(1, 1, 1).specs(KEY_RO),
+    #[cfg(feature = "hashes")]
+    row("hkeys", 2, F::READONLY, A::HASH, G::Hash, hashes::hkeys).keys(1, 1, 1).tips(NONDETERMINISTIC_ORDER).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hvals", 2, F::READONLY, A::HASH, G::Hash, hashes::hvals).keys(1, 1, 1).tips(NONDETERMINISTIC_ORDER).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hgetall", 2, F::READONLY, A::HASH, G::Hash, hashes::hgetall).keys(1, 1, 1).tips(NONDETERMINISTIC_ORDER).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hincrby", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hincrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hincrbyfloat", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hincrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
         .specs(&[KeySpec::new(KF::RM.union(KF::DELETE), 1, -1, 1)]),
