@@ -68,6 +68,14 @@ run_list_bench() {
 }
 run_list_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
 run_list_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
+echo "## redis-benchmark -c 50 -n 100000 -t hset, then HGET (one hash)"
+run_hash_bench() {
+  local label=$1; shift
+  { "$@" -c 50 -n 100000 -t hset -q; "$@" -c 50 -n 100000 -q HGET myhash element:__rand_int__; } \
+    2>/dev/null | tr '\r' '\n' | grep 'requests per second' | sed "s/^/$label /"
+}
+run_hash_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
+run_hash_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
 echo "## redis-benchmark -c 50 -n 100000 -t set,get -P 16"
 run_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379 -P 16
 run_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port" -P 16
