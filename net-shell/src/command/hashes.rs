@@ -372,3 +372,144 @@ pub(crate) fn hincrbyfloat(
         Err(reply) => reply,
     }
 }
+
+/// `HSCAN key cursor [MATCH pattern] [COUNT count]`: as Redis 7.0 answers for a hash kept as
+/// a listpack, every field (matching the pattern) with its value and the cursor 0 at once,
+/// whatever the cursor and the count; the options are read as `SCAN` reads them.
+pub(crate) fn hscan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
+    let cursor_ok = core::str::from_utf8(argv[2])
+        .ok()
+        .filter(|text| !text.starts_with(|c: char| c.is_ascii_whitespace()))
+        .is_some_and(|text| {
+            let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && digits.len() <= 20
+        });
+    if !cursor_ok {
+        return error(out, "ERR invalid cursor");
+    }
+    ctx.read(argv[1]);
+    let Some(hash) = hash_or_return!(ctx, argv[1], out) else {
+        out.array_header(2)?;
+        out.bulk(b"0")?;
+        out.array_header(0)?;
+        return Ok(After::Continue);
+    };
+    let mut pattern: Option<&[u8]> = None;
+    let mut i = 3;
+    while i < argv.len() {
+        let more = i + 1 < argv.len();
+        if super::is(argv[i], "count") && more {
+            match parse_i64(argv[i + 1]) {
+                Some(n) if n >= 1 => {}
+                Some(_) => return error(out, super::SYNTAX),
+                None => return error(out, NOT_INTEGER),
+            }
+        } else if super::is(argv[i], "match") && more {
+            pattern = Some(argv[i + 1]).filter(|p| *p != b"*");
+        } else {
+            return error(out, super::SYNTAX);
+        }
+        i += 2;
+    }
+    let wanted = |field: &[u8]| pattern.is_none_or(|p| super::glob::matches(p, field, false));
+    let found = hash.pairs().filter(|(f, _)| wanted(f)).count();
+    out.array_header(2)?;
+    out.bulk(b"0")?;
+    out.array_header(2 * found)?;
+    for (field, value) in hash.pairs().filter(|(f, _)| wanted(f)) {
+        out.bulk(field)?;
+        out.bulk(value)?;
+    }
+    Ok(After::Continue)
+}
+
+/// The most fields `HRANDFIELD` draws with repeats in one reply.
+const MAX_DRAWS: usize = 1 << 20;
+
+/// `HRANDFIELD key [count [WITHVALUES]]`, as Redis 7.0's `hrandfieldCommand`: one field (nil
+/// for no key); with a count, that many distinct fields (all of them, in order, when the count
+/// is at least the hash's size), or with a negative count that many drawn with repeats; with
+/// values, pairs (each a two-element array in RESP3).
+pub(crate) fn hrandfield(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let count = match argv.get(2).map(|word| parse_i64(word)) {
+        None => None,
+        Some(Some(n)) => Some(n),
+        Some(None) => return error(out, NOT_INTEGER),
+    };
+    let with_values = match argv.get(3) {
+        None => false,
+        Some(word) if argv.len() == 4 && super::is(word, "withvalues") => true,
+        Some(_) => return error(out, super::SYNTAX),
+    };
+    if with_values && count.is_some_and(|n| !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&n)) {
+        return error(out, "ERR value is out of range");
+    }
+    // Any start will do: a mix of the time and the command count picks one.
+    let mut seed = (ctx.clock.now ^ ctx.stats.total_commands_processed.rotate_left(17))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        | 1;
+    let mut draw = |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % below.max(1) as u64) as usize
+    };
+    ctx.read(argv[1]);
+    let hash = hash_or_return!(ctx, argv[1], out);
+    let Some(count) = count else {
+        let field = hash.and_then(|hash| {
+            let at = draw(hash.len());
+            hash.pairs().nth(at).map(|(f, _)| f)
+        });
+        return super::bulk_or_nil(out, field);
+    };
+    let Some(hash) = hash else {
+        out.array_header(0)?;
+        return Ok(After::Continue);
+    };
+    let len = hash.len();
+    let resp3 = out.protocol() == crate::resp::Protocol::Resp3;
+    let write_pair = |out: &mut ReplyWriter<'_>, (field, value): (&[u8], &[u8])| {
+        if with_values && resp3 {
+            out.array_header(2)?;
+        }
+        out.bulk(field)?;
+        if with_values {
+            out.bulk(value)?;
+        }
+        Ok::<(), crate::resp::WriteFull>(())
+    };
+    let per = if with_values && !resp3 { 2 } else { 1 };
+    if count >= 0 {
+        // Distinct fields: all of them in order when the count reaches the size, else a
+        // random choice of `count` kept in the hash's order.
+        let n = usize::try_from(count).unwrap_or(usize::MAX).min(len);
+        out.array_header(n * per)?;
+        let mut left_to_skip = len - n;
+        for (i, pair) in hash.pairs().enumerate() {
+            let remaining = len - i;
+            if left_to_skip > 0 && draw(remaining) < left_to_skip {
+                left_to_skip -= 1;
+                continue;
+            }
+            write_pair(out, pair)?;
+        }
+    } else {
+        let n = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
+        if n > MAX_DRAWS {
+            // Redis would write them until the client's output limit: "reply too large" here.
+            return Err(crate::resp::WriteFull);
+        }
+        out.array_header(n * per)?;
+        for _ in 0..n {
+            if let Some(pair) = hash.pairs().nth(draw(len)) {
+                write_pair(out, pair)?;
+            }
+        }
+    }
+    Ok(After::Continue)
+}

@@ -214,6 +214,10 @@ pub(crate) static ROWS: &[Command] = &[
     #[cfg(feature = "hashes")]
     row("hincrby", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hincrby).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
     #[cfg(feature = "hashes")]
+    row("hscan", -3, F::READONLY, A::HASH, G::Hash, hashes::hscan).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hrandfield", -2, F::READONLY, A::HASH, G::Hash, hashes::hrandfield).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
     row("hincrbyfloat", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hincrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
