@@ -22,9 +22,10 @@ const RX: usize = 16 << 10;
 const TX: usize = 256 << 10;
 /// The first local port for migration connections (the ephemeral range).
 const LOCAL_PORT: u16 = 49_152;
-/// A connection that sends nothing acknowledged for this long is aborted, and the migration
-/// fails (the keys not yet moved stay here).
-const STALL: smoltcp::time::Duration = smoltcp::time::Duration::from_secs(10);
+/// A connection not open after this many milliseconds (the new owner does not answer, or
+/// its address does not resolve), or that sends nothing acknowledged for as long, is aborted,
+/// and the migration fails (the keys not yet moved stay here).
+const STALL_MS: u64 = 10_000;
 
 /// The open connection to the new owner, and what waits to go out on it.
 pub(super) struct MigrationLink {
@@ -32,6 +33,8 @@ pub(super) struct MigrationLink {
     pending: Vec<u8>,
     /// The migration is over and the connection is closing (FIN sent).
     closing: bool,
+    /// When the connection was opened.
+    opened_at: Tick,
 }
 
 impl Server<'_> {
@@ -46,7 +49,7 @@ impl Server<'_> {
         if !running {
             return self.close_migration_link();
         }
-        let Some(handle) = self.migration_link_handle() else {
+        let Some(handle) = self.migration_link_handle(now) else {
             if let Some(m) = self.cluster.migration_mut() {
                 m.fail();
             }
@@ -56,8 +59,11 @@ impl Server<'_> {
             now,
             unix_ms: self.unix_offset_ms.map(|o| o.wrapping_add(now)),
         };
+        let opened_at = self.migration_link.as_ref().map_or(now, |l| l.opened_at);
         let socket = self.sockets.control.get_mut::<tcp::Socket>(handle);
-        if !socket.is_open() || matches!(socket.state(), tcp::State::CloseWait) {
+        let never_opened = matches!(socket.state(), tcp::State::SynSent)
+            && now.saturating_sub(opened_at) > STALL_MS;
+        if never_opened || !socket.is_open() || matches!(socket.state(), tcp::State::CloseWait) {
             if let Some(m) = self.cluster.migration_mut() {
                 m.fail();
             }
@@ -98,7 +104,7 @@ impl Server<'_> {
 
     /// The connection to the new owner, opened if need be; `None` if it cannot be (the new
     /// owner's host is not an IPv4 address).
-    fn migration_link_handle(&mut self) -> Option<SocketHandle> {
+    fn migration_link_handle(&mut self, now: Tick) -> Option<SocketHandle> {
         if let Some(link) = &self.migration_link {
             return Some(link.handle);
         }
@@ -111,7 +117,7 @@ impl Server<'_> {
             tcp::SocketBuffer::new(alloc::vec![0; TX]),
         );
         socket.set_nagle_enabled(false);
-        socket.set_timeout(Some(STALL));
+        socket.set_timeout(Some(smoltcp::time::Duration::from_millis(STALL_MS)));
         self.migration_port = self.migration_port.wrapping_add(1);
         let local = LOCAL_PORT + self.migration_port % 16_000;
         socket
@@ -122,6 +128,7 @@ impl Server<'_> {
             handle,
             pending: Vec::new(),
             closing: false,
+            opened_at: now,
         });
         Some(handle)
     }
