@@ -309,7 +309,14 @@ fn copy_value(
     room.copy_from_slice(value);
     let ttl = deadline.map_or(Ttl::Persist, Ttl::At);
     match ctx.store.set_kind(to, &out.spare()[..len], kind, ttl, now) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            // A list under a key clients wait on serves them (Redis' `signalKeyAsReady`).
+            #[cfg(feature = "lists")]
+            if kind == ValueKind::List {
+                ctx.list_grew(to);
+            }
+            Ok(())
+        }
         Err(e) => Err(super::store_error(ctx, out, e)),
     }
 }
