@@ -144,9 +144,8 @@ fn push(
                 writer.push(element);
             }
         }
-        for element in old.iter() {
-            writer.push(element);
-        }
+        // The old elements as they are encoded.
+        writer.push_encoded(old.split(0).1, old.len());
         if end == End::Tail {
             for element in new {
                 writer.push(element);
@@ -201,10 +200,12 @@ fn remove_from_end(
 ) -> Result<usize, Reply> {
     rewrite(ctx, out, key, 0, |old, _, writer| {
         let keep = old.len() - count.min(old.len());
-        let skip = if end == End::Head { count } else { 0 };
-        for element in old.iter().skip(skip).take(keep) {
-            writer.push(element);
-        }
+        // The kept elements as they are encoded.
+        let kept = match end {
+            End::Head => old.split(old.len() - keep).1,
+            End::Tail => old.split(keep).0,
+        };
+        writer.push_encoded(kept, keep);
     })
 }
 

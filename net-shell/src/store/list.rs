@@ -56,6 +56,21 @@ impl<'a> List<'a> {
     pub fn get(&self, index: usize) -> Option<&'a [u8]> {
         self.iter().nth(index)
     }
+
+    /// The encoded bytes of the first `n` elements and of the rest (for
+    /// [`ListWriter::push_encoded`]): a change at an end copies the rest as it is, without
+    /// reading each element. Found by walking the lengths only.
+    pub fn split(&self, n: usize) -> (&'a [u8], &'a [u8]) {
+        let body = self.bytes.get(4..).unwrap_or_default();
+        let mut at = 0;
+        for _ in 0..n.min(self.len()) {
+            let Some((len, used)) = body.get(at..).and_then(read_len) else {
+                break;
+            };
+            at = (at + used + len).min(body.len());
+        }
+        body.split_at(at)
+    }
 }
 
 /// The elements of a [`List`], head first.
@@ -123,6 +138,16 @@ impl<'b> ListWriter<'b> {
         room[i + 1..].copy_from_slice(element);
         self.at += need;
         self.count += 1;
+    }
+
+    /// Appends `count` elements already encoded (a part [`List::split`] gave).
+    pub fn push_encoded(&mut self, encoded: &[u8], count: usize) {
+        let Some(room) = self.buf.get_mut(self.at..self.at + encoded.len()) else {
+            return;
+        };
+        room.copy_from_slice(encoded);
+        self.at += encoded.len();
+        self.count += count as u32;
     }
 
     /// Elements pushed so far.
@@ -194,6 +219,34 @@ mod tests {
         assert!(list.iter().eq(elements.iter().map(Vec::as_slice)));
         assert_eq!(list.get(3), Some(&elements[3][..]));
         assert_eq!(list.get(6), None);
+    }
+
+    #[test]
+    fn split_parts_copy_back_as_the_same_elements() {
+        let elements: Vec<Vec<u8>> = (0..6usize).map(|n| vec![n as u8; n * 60]).collect();
+        let size = encoded_len(elements.iter().map(Vec::as_slice));
+        let mut buf = vec![0; size];
+        let mut writer = ListWriter::new(&mut buf);
+        for e in &elements {
+            writer.push(e);
+        }
+        writer.finish();
+        let list = List::new(&buf);
+        for n in 0..=7 {
+            let (head, tail) = list.split(n);
+            let mut copy = vec![0; size + 8];
+            let mut writer = ListWriter::new(&mut copy);
+            writer.push_encoded(tail, list.len() - n.min(6));
+            writer.push_encoded(head, n.min(6));
+            let len = writer.finish();
+            let rotated: Vec<&[u8]> = List::new(&copy[..len]).iter().collect();
+            let expected: Vec<&[u8]> = elements[n.min(6)..]
+                .iter()
+                .chain(&elements[..n.min(6)])
+                .map(Vec::as_slice)
+                .collect();
+            assert_eq!(rotated, expected, "split at {n}");
+        }
     }
 
     #[test]
