@@ -259,7 +259,7 @@ impl Difference {
 
 /// Commands and subcommands net-shell has that Redis 7.0 cannot list: from later Redis versions
 /// (see [`Difference::ClientSetinfo`]), and Kvrocks' `CLUSTERX`, with which a controller pushes
-/// the cluster topology (a shell has no cluster bus).
+/// the cluster topology (a shell has no cluster bus), and `CLUSTER IMPORT`.
 const NEWER_THAN_7_0: &[&[u8]] = &[
     b"client|setinfo",
     b"clusterx",
@@ -267,6 +267,7 @@ const NEWER_THAN_7_0: &[&[u8]] = &[
     b"clusterx|setnodes",
     b"clusterx|version",
     b"clusterx|migrate",
+    b"cluster|import",
 ];
 
 /// Whether `name` (a `Value`) is one of [`NEWER_THAN_7_0`].

@@ -1,8 +1,9 @@
 //! Cluster mode on the simulated network, in simulated time: what a node answers while it
 //! moves a slot away to a node that never answers (so every key stays here): keys still here
 //! are served, keys not here get `-ASK`, a request over both gets `-TRYAGAIN`; `ASKING` lets a
-//! request for another node's slot through once; and after 10 s without a connection the
-//! migration fails and the node serves its slots again.
+//! request for another node's slot through once, if that slot is on its way here (`CLUSTER
+//! IMPORT`); and after 10 s without a connection the migration fails and the node serves its
+//! slots again.
 
 use host_tests::sim::{self, Reply, Sim};
 use net_shell::{ServerBuffers, Timeouts};
@@ -34,12 +35,37 @@ fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again
         node.request(c, &["GET", "foo"]),
         Reply::error("MOVED 12182 10.0.0.3:6379")
     );
+    // ASKING lets a request through only for a slot on its way here, as in Redis.
+    assert_eq!(node.request(c, &["ASKING"]), Reply::ok());
+    assert_eq!(
+        node.request(c, &["GET", "foo"]),
+        Reply::error("MOVED 12182 10.0.0.3:6379"),
+        "not importing"
+    );
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "0"]),
+        Reply::ok()
+    );
     assert_eq!(node.request(c, &["ASKING"]), Reply::ok());
     assert_eq!(node.request(c, &["GET", "foo"]), Reply::Nil);
     assert_eq!(
         node.request(c, &["GET", "foo"]),
         Reply::error("MOVED 12182 10.0.0.3:6379"),
         "ASKING holds for one command"
+    );
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "7"]),
+        Reply::error("ERR Invalid import state")
+    );
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "2"]),
+        Reply::ok()
+    );
+    assert_eq!(node.request(c, &["ASKING"]), Reply::ok());
+    assert_eq!(
+        node.request(c, &["GET", "foo"]),
+        Reply::error("MOVED 12182 10.0.0.3:6379"),
+        "the import failed"
     );
 
     assert_eq!(

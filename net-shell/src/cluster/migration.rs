@@ -121,6 +121,21 @@ impl Migration {
         }
     }
 
+    /// The request that tells the new owner the slots are coming (Kvrocks' `CLUSTER IMPORT
+    /// <slots> 0`), so that it serves them to clients sent there with `-ASK`: the first thing
+    /// on the connection. Its reply is awaited before the first batch.
+    pub fn announce(&mut self) -> Vec<u8> {
+        let mut range: heapless::String<12> = heapless::String::new();
+        let _ = core::fmt::write(&mut range, format_args!("{}-{}", self.start, self.end));
+        let mut request = Vec::new();
+        push_command(
+            &mut request,
+            &[b"CLUSTER", b"IMPORT", range.as_bytes(), b"0"],
+        );
+        self.replies_due += 1;
+        request
+    }
+
     /// The requests of the next batch, if no batch is in flight: up to 256 live keys of
     /// the moving slots. With none left, the migration is done and this says `None`.
     ///
@@ -372,6 +387,25 @@ mod tests {
         assert_eq!(migration.moved(), 300);
         assert_eq!(migration.state(), MigrationState::Done);
         assert_eq!(store.len(), 0);
+    }
+
+    #[test]
+    fn the_announcement_comes_first_and_its_reply_before_any_batch() {
+        let mut store = store();
+        store.set(b"bar", b"1", Ttl::Persist, CLOCK.now).unwrap();
+        let mut migration = Migration::new(100, 5460, 1, CLOCK.now);
+        assert_eq!(
+            migration.announce(),
+            b"*4\r\n$7\r\nCLUSTER\r\n$6\r\nIMPORT\r\n$8\r\n100-5460\r\n$1\r\n0\r\n"
+        );
+        assert_eq!(
+            migration.next_batch(&mut store, CLOCK),
+            None,
+            "not before its reply"
+        );
+        migration.take_replies(b"+OK\r\n", &mut store, CLOCK.now);
+        assert!(migration.next_batch(&mut store, CLOCK).is_some());
+        assert!(store.contains(b"bar", CLOCK.now));
     }
 
     #[test]

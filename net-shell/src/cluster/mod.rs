@@ -43,6 +43,9 @@ pub struct Cluster {
     /// The slot range on its way to another node (`CLUSTERX MIGRATE`), until the next push.
     #[cfg(feature = "alloc")]
     migration: Option<Migration>,
+    /// The slot range another node is moving here (`CLUSTER IMPORT`), until the next push:
+    /// a request after `ASKING` is served for these slots only, as in Redis' importing state.
+    importing: Option<(u16, u16)>,
 }
 
 /// Where a request with keys goes.
@@ -102,6 +105,7 @@ impl Cluster {
         topology: Topology::new(),
         #[cfg(feature = "alloc")]
         migration: None,
+        importing: None,
     };
 
     /// Cluster mode on (Redis' `cluster-enabled yes`), with no id and no topology yet: every
@@ -114,6 +118,7 @@ impl Cluster {
             topology: Topology::new(),
             #[cfg(feature = "alloc")]
             migration: None,
+            importing: None,
         }
     }
 
@@ -182,7 +187,20 @@ impl Cluster {
         {
             self.migration = None;
         }
+        self.importing = None;
         Ok(())
+    }
+
+    /// Slots `start..=end` are on their way here (`CLUSTER IMPORT <slots> 0`), or, with
+    /// `None`, no longer (`CLUSTER IMPORT <slots> 2`, the move failed).
+    pub fn set_importing(&mut self, slots: Option<(u16, u16)>) {
+        self.importing = slots;
+    }
+
+    /// Whether `slot` is on its way here: a request for it after `ASKING` is served.
+    pub fn importing(&self, slot: u16) -> bool {
+        self.importing
+            .is_some_and(|(start, end)| start <= slot && slot <= end)
     }
 
     /// The migration started by `CLUSTERX MIGRATE`, until the next push.

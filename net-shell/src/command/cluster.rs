@@ -20,8 +20,8 @@ const CLUSTERX_DISABLED: &str = "ERR Cluster mode is not enabled";
 /// `true`; `false` (nothing written) when it serves them, or cluster mode is off.
 ///
 /// `keys` lists the request's keys (it is asked more than once); `write` says whether the
-/// command writes. A request after `ASKING` (`asking`) is served for a slot another node owns,
-/// as while that node moves the slot here. While this node moves a slot away, a request whose
+/// command writes. A request after `ASKING` (`asking`) is served for a slot another node owns
+/// and is moving here (`CLUSTER IMPORT`), as in Redis' importing state. While this node moves a slot away, a request whose
 /// keys are all still here is served here, one whose keys are all gone gets `-ASK` to the new
 /// owner, and a write to a key on its way gets `-TRYAGAIN`; once all are gone, every request
 /// gets `-ASK`, until the controller's push makes the new owner the owner.
@@ -47,7 +47,7 @@ pub(crate) fn redirect<'k, I: Iterator<Item = &'k [u8]>>(
             let _ = write;
             return Ok(false);
         }
-        Route::Moved { .. } if asking => return Ok(false),
+        Route::Moved { slot, .. } if asking && cluster.importing(slot) => return Ok(false),
         Route::Moved { slot, node } => {
             let node = &cluster.topology().nodes()[node];
             let _ = write!(text, "MOVED {slot} {}:{}", node.host, node.port);
@@ -451,6 +451,43 @@ pub(crate) fn setnodes(
     }
 }
 
+/// `CLUSTER IMPORT <slot|start-end> <state>` (Kvrocks' command, which the node moving slots
+/// here sends first on its connection): state 0, the slots are coming, so a request for them
+/// after `ASKING` is served; 1, they came (the same, until the controller's push); 2, the move
+/// failed.
+pub(crate) fn import(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    if !ctx.cluster.is_enabled() {
+        return error(out, DISABLED);
+    }
+    let Some((start, end)) = parse_slot_range(argv[2]) else {
+        return error(out, "ERR Slot is out of range");
+    };
+    match argv[3] {
+        b"0" | b"1" => ctx.cluster.set_importing(Some((start, end))),
+        b"2" => ctx.cluster.set_importing(None),
+        _ => return error(out, "ERR Invalid import state"),
+    }
+    ok(out)
+}
+
+/// `N` or `A-B` (`A <= B`), slots below 16,384.
+fn parse_slot_range(text: &[u8]) -> Option<(u16, u16)> {
+    let slot = |t: &[u8]| {
+        crate::decimal::parse_i64(t)
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|&s| s < SLOTS)
+    };
+    let (start, end) = match text.iter().position(|&b| b == b'-') {
+        Some(dash) => (slot(&text[..dash])?, slot(&text[dash + 1..])?),
+        None => (slot(text)?, slot(text)?),
+    };
+    (start <= end).then_some((start, end))
+}
+
 /// `CLUSTERX MIGRATE <slot|start-end> <node id>`: starts moving the slots' keys to that node
 /// (Kvrocks' command; a range as in its later versions). `CLUSTER INFO` shows how it goes;
 /// the controller then pushes the topology that gives the slots to the new owner.
@@ -463,12 +500,7 @@ pub(crate) fn migrate(
     if !ctx.cluster.is_enabled() {
         return error(out, CLUSTERX_DISABLED);
     }
-    let slot = |t: &[u8]| crate::decimal::parse_i64(t).and_then(|n| u16::try_from(n).ok());
-    let range = match argv[2].iter().position(|&b| b == b'-') {
-        Some(dash) => slot(&argv[2][..dash]).zip(slot(&argv[2][dash + 1..])),
-        None => slot(argv[2]).map(|s| (s, s)),
-    };
-    let Some((start, end)) = range else {
+    let Some((start, end)) = parse_slot_range(argv[2]) else {
         return error(out, "ERR Slot is out of range");
     };
     let Some(to) = NodeId::parse(argv[3]) else {

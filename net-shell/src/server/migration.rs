@@ -124,9 +124,10 @@ impl Server<'_> {
             .connect(self.iface.context(), (address, port), local)
             .ok()?;
         let handle = self.sockets.control.add(socket);
+        let announcement = self.cluster.migration_mut()?.announce();
         self.migration_link = Some(MigrationLink {
             handle,
-            pending: Vec::new(),
+            pending: announcement,
             closing: false,
             opened_at: now,
         });

@@ -331,6 +331,8 @@ static CLUSTER: &[Command] = &[
     row("cluster|info", 2, F::STALE, A::empty(), G::Cluster, cluster::info).tips(NONDETERMINISTIC),
     row("cluster|countkeysinslot", 3, F::STALE, A::empty(), G::Cluster, cluster::countkeysinslot),
     row("cluster|getkeysinslot", 4, F::STALE, A::empty(), G::Cluster, cluster::getkeysinslot).tips(NONDETERMINISTIC),
+    // Kvrocks': the node moving slots here announces them.
+    row("cluster|import", 4, F::ADMIN.union(F::STALE), A::DANGEROUS, G::Cluster, cluster::import),
 ];
 
 /// Kvrocks' `CLUSTERX`: the controller's commands (admin, as `CONFIG`).
