@@ -132,6 +132,35 @@ fn syn_flood_does_not_lock_out_real_clients() {
     assert_eq!(sim.state(clients[0]), tcp::State::Established);
 }
 
+/// On a host, slots open as SYNs need them: a burst of 600 SYNs at a server with 1,000 slots
+/// and one shard open finds a socket for every one (no handshake is evicted, none is reset),
+/// and once they time out every slot serves.
+#[test]
+fn burst_of_syns_opens_slots_for_every_one() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<1000, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
+    assert_eq!(sim.stats().connection_slots_open, 16);
+    for n in 0..600 {
+        let (ip, port) = spoofed(n);
+        sim.inject_syn(ip, port);
+    }
+    sim.settle();
+    let stats = sim.stats();
+    assert_eq!(stats.half_open_evictions, 0);
+    assert_eq!(stats.connection_slots_open, 608, "whole shards of 16");
+    assert!(real_client_gets_in(&mut sim));
+    sim.run_until(sim.now + Timeouts::DEFAULT.handshake_ms);
+    assert_eq!(sim.stats().handshake_timeouts, 600);
+    let clients: Vec<_> = (0..999).map(|_| sim.connect_ready()).collect();
+    let refused = sim.connect();
+    assert_eq!(
+        sim.replies(refused),
+        vec![Reply::error("ERR max number of clients reached")]
+    );
+    assert_eq!(sim.request(clients[998], &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().connection_slots_open, 1000);
+}
+
 /// With every socket busy or closing, a new client's SYN takes the socket of a connection
 /// being closed whose peer has every byte (here a refused client that never closes its side,
 /// which would hold the socket for `close_ms`): the new client gets Redis' refusal, not a

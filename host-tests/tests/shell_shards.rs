@@ -72,3 +72,47 @@ fn smoltcp_walks_per_request_do_not_grow_with_idle_clients() {
     let with = visits_for_requests(250);
     assert_eq!(with, without, "with 250 idle: {with}; without: {without}");
 }
+
+/// A host's client slots open a shard of 16 at a time as clients arrive: an idle server holds
+/// one shard, 40 clients three, and INFO says so (the slots and the bytes of the connection
+/// table). No client is refused or kept waiting on the way: every SYN finds a socket.
+#[test]
+fn slots_open_a_shard_at_a_time_as_clients_arrive() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<300, 256, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
+    assert_eq!(sim.stats().connection_slots_open, 16);
+    let idle_table = sim.stats().connection_table_bytes;
+    let first = sim.connect_ready();
+    let info = sim.request(first, &["INFO", "memory"]).text();
+    assert_eq!(sim::info_field(&info, "connection_slots_open"), 16);
+    assert_eq!(
+        sim::info_field(&info, "used_memory_connection_table"),
+        idle_table as u64
+    );
+    let mut clients = vec![first];
+    clients.extend((1..40).map(|_| sim.connect_ready()));
+    for &c in &clients {
+        assert_eq!(sim.request(c, &["PING"]), Reply::simple("PONG"));
+    }
+    let info = sim.request(first, &["INFO"]).text();
+    assert_eq!(sim::info_field(&info, "connection_slots_open"), 48);
+    let per_slot =
+        (sim::info_field(&info, "used_memory_connection_table") - idle_table as u64) / 32;
+    assert!(per_slot > 0, "{info}");
+    assert_eq!(
+        (idle_table as u64 - 16 * per_slot) + 48 * per_slot,
+        sim::info_field(&info, "used_memory_connection_table"),
+        "the table grows by the same bytes per slot"
+    );
+    assert_eq!(sim::info_field(&info, "rejected_connections"), 0);
+    assert_eq!(sim.stats().half_open_evictions, 0);
+    // Clients that leave free their slots for the next ones: no shard opens for them.
+    for &c in &clients[1..] {
+        assert_eq!(sim.request(c, &["QUIT"]), Reply::ok());
+        sim.close(c);
+    }
+    sim.settle();
+    let again: Vec<_> = (0..39).map(|_| sim.connect_ready()).collect();
+    assert_eq!(sim.request(again[38], &["PING"]), Reply::simple("PONG"));
+    assert_eq!(sim.stats().connection_slots_open, 48);
+}

@@ -81,7 +81,9 @@ pub(crate) fn write_info(
             // Redis' used_memory counts every allocation; ours counts what the store and the
             // connections hold. Keys and values are the pool blocks they take (with their
             // 8-byte headers and rounding: `dataset`), of which the keys' and values' own
-            // bytes are given; the table is the key table's entries and buckets.
+            // bytes are given; the table is the key table's entries and buckets. The
+            // connections are the connection table (the open slots' sockets and connections,
+            // every slot's timer slots) and the buffers of the clients connected.
             let memory = store.memory();
             let connections = stats.connection_table_bytes
                 + stats.connected_clients as usize * stats.buffer_bytes_per_client;
@@ -94,13 +96,15 @@ pub(crate) fn write_info(
             #[cfg(feature = "extended-commands")]
             write!(
                 text,
-                "used_memory_dataset:{}\r\nused_memory_keys:{}\r\nused_memory_values:{}\r\nused_memory_table:{}\r\nused_memory_timers:{}\r\nused_memory_connections:{}\r\n",
+                "used_memory_dataset:{}\r\nused_memory_keys:{}\r\nused_memory_values:{}\r\nused_memory_table:{}\r\nused_memory_timers:{}\r\nused_memory_connections:{}\r\nused_memory_connection_table:{}\r\nconnection_slots_open:{}\r\n",
                 memory.keys_and_values,
                 memory.keys,
                 memory.values,
                 memory.entries + memory.buckets,
                 memory.timers,
                 connections,
+                stats.connection_table_bytes,
+                stats.connection_slots_open,
             )?;
             write!(
                 text,

@@ -52,6 +52,29 @@ impl<'a, T: 'a> Memory<'a, T> {
     pub(crate) fn into_managed(self) -> ManagedSlice<'a, T> {
         self.0
     }
+
+    /// Whether the slice can grow: it is owned (a host's), not lent (a board's, whose length
+    /// is fixed).
+    pub(crate) fn grows(&self) -> bool {
+        !matches!(self.0, ManagedSlice::Borrowed(_))
+    }
+
+    /// Puts `value` at `index`: over an element there, or appended where the slice is owned
+    /// and `index` is its length. Hands `value` back otherwise.
+    pub(crate) fn put(&mut self, index: usize, value: T) -> Result<(), T> {
+        if let Some(slot) = self.0.get_mut(index) {
+            *slot = value;
+            return Ok(());
+        }
+        match &mut self.0 {
+            #[cfg(feature = "alloc")]
+            ManagedSlice::Owned(vec) if vec.len() == index => {
+                vec.push(value);
+                Ok(())
+            }
+            _ => Err(value),
+        }
+    }
 }
 
 impl<'a, T: 'a> From<&'a mut [T]> for Memory<'a, T> {

@@ -158,9 +158,12 @@ pub struct Stats {
     pub commandstats: CommandStats,
     /// Writes refused because the store was full.
     pub oom_refusals: u64,
-    /// Bytes of the connection table for every client slot (smoltcp's sockets, the
-    /// connections, their timer slots): held from start, for `INFO memory`.
+    /// Bytes of the connection table (smoltcp's sockets and the connections of the client
+    /// slots open, every slot's timer slots), for `INFO memory`. It grows as slots open.
     pub connection_table_bytes: usize,
+    /// Client slots open: with a socket, listening or serving. Every slot on a board; on a
+    /// host, as many as clients have needed at once (slots open in shards of 16).
+    pub connection_slots_open: usize,
     /// Buffer bytes a connected client holds (receive, send and input buffers), for `INFO
     /// memory`.
     pub buffer_bytes_per_client: usize,
@@ -170,7 +173,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Zero counts, for a server whose connection table takes `table_bytes` and whose
+    /// Zero counts, for a server whose connection table takes `table_bytes` at start and whose
     /// connected clients hold `buffer_bytes_per_client` each.
     pub(crate) fn for_connections(table_bytes: usize, buffer_bytes_per_client: usize) -> Self {
         Self {
@@ -207,6 +210,7 @@ impl Stats {
             connected_clients: self.connected_clients,
             blocked_clients: self.blocked_clients,
             connection_table_bytes: self.connection_table_bytes,
+            connection_slots_open: self.connection_slots_open,
             buffer_bytes_per_client: self.buffer_bytes_per_client,
             expired_keys_before_reset: store_total,
             ..Self::default()

@@ -3,6 +3,9 @@
 //!
 //! The index is a hash table chained through the slots themselves (each slot holds the head of
 //! one bucket and its link in another), so it needs no storage beside them and never fills.
+//! Its buckets are the largest power of two of open slots: as slots open (a host's, as clients
+//! arrive), the count doubles now and then and the index is built again, a walk of the open
+//! slots each time, so over all of them a few walks of the table in all.
 
 use smoltcp::wire::{IpAddress, IpEndpoint, Ipv4Address};
 
@@ -32,7 +35,8 @@ impl Endpoint {
         }
     }
 
-    /// The bucket of this endpoint among `buckets` (FNV-1a over address and port).
+    /// The bucket of this endpoint among `buckets`, a power of two (FNV-1a over address and
+    /// port).
     fn bucket(self, buckets: usize) -> usize {
         let mut hash: u32 = 0x811c_9dc5;
         for byte in self
@@ -43,8 +47,13 @@ impl Endpoint {
         {
             hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
         }
-        hash as usize % buckets.max(1)
+        hash as usize & (buckets.max(1) - 1)
     }
+}
+
+/// Buckets of the index over `open` slots: the largest power of two not above it (at least 1).
+pub(super) fn buckets(open: usize) -> usize {
+    1 << (usize::BITS - 1 - open.max(1).leading_zeros())
 }
 
 impl Server<'_> {
@@ -52,7 +61,7 @@ impl Server<'_> {
     pub(super) fn slot_of(&self, endpoint: Endpoint) -> Option<usize> {
         let mut at = self
             .conns
-            .get(endpoint.bucket(self.conns.len()))?
+            .get(endpoint.bucket(buckets(self.opened)))?
             .bucket_head;
         while at != NO_SLOT {
             let conn = self.conns.get(usize::from(at))?;
@@ -71,7 +80,12 @@ impl Server<'_> {
         let Some(endpoint) = socket.remote_endpoint().and_then(Endpoint::of) else {
             return;
         };
-        let bucket = endpoint.bucket(self.conns.len());
+        self.link_endpoint(index, endpoint);
+    }
+
+    /// Puts slot `index` at the head of `endpoint`'s bucket.
+    fn link_endpoint(&mut self, index: usize, endpoint: Endpoint) {
+        let bucket = endpoint.bucket(buckets(self.opened));
         let head = self.conns[bucket].bucket_head;
         let conn = &mut self.conns[index];
         conn.remote = Some(endpoint);
@@ -85,7 +99,7 @@ impl Server<'_> {
             return;
         };
         let next = core::mem::replace(&mut self.conns[index].bucket_next, NO_SLOT);
-        let bucket = endpoint.bucket(self.conns.len());
+        let bucket = endpoint.bucket(buckets(self.opened));
         if usize::from(self.conns[bucket].bucket_head) == index {
             self.conns[bucket].bucket_head = next;
             return;
@@ -98,6 +112,20 @@ impl Server<'_> {
                 return;
             }
             at = conn.bucket_next;
+        }
+    }
+
+    /// Builds the index again over the open slots (after the bucket count changed).
+    #[cfg(feature = "alloc")]
+    pub(super) fn reindex_endpoints(&mut self) {
+        for conn in self.conns.iter_mut().take(self.opened) {
+            conn.bucket_head = NO_SLOT;
+            conn.bucket_next = NO_SLOT;
+        }
+        for index in 0..self.opened {
+            if let Some(endpoint) = self.conns[index].remote {
+                self.link_endpoint(index, endpoint);
+            }
         }
     }
 }

@@ -4,8 +4,10 @@
 //! smoltcp has no listen backlog: a SYN takes a listening socket into SYN-RECEIVED, and a SYN
 //! that finds no listening socket is answered with a reset. So the design is:
 //!
-//! - every slot without a client listens (on the host, `--maxclients` + 1 of them; on the
-//!   board, 6), in shards of 16 (see `shards.rs`);
+//! - every open slot without a client listens, in shards of 16 (see `shards.rs`): on the
+//!   board every slot is open (6); on the host one shard opens at start, and another each time
+//!   a SYN finds no socket listening, until `--maxclients` + 1 are open (so a burst of
+//!   connects finds sockets as it did when every slot listened from the start);
 //! - frames are taken in one at a time and looked at first; a SYN goes to a shard with a
 //!   socket listening, and after it [`guard_listeners`] gives every new SYN-RECEIVED socket of
 //!   that shard a handshake timer (`handshake_ms`, 2 s by default) on a FIFO list, sends its
@@ -44,7 +46,7 @@ impl Server<'_> {
         let mut new_handshake = false;
         let mut listening = 0;
         let first = shard * SHARD;
-        for index in first..self.conns.len().min(first + SHARD) {
+        for index in first..self.opened.min(first + SHARD) {
             let conn = &self.conns[index];
             if conn.phase != Phase::Listening {
                 continue;

@@ -53,7 +53,7 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpCidr, Ipv4Cidr};
 use timer_core::{Tick, TimeoutListsOn, TimeoutSlot, TimerQueue};
 
 use crate::auth::Security;
-use crate::memory::Memory;
+use crate::memory::{Bytes, Memory};
 #[cfg(not(feature = "alloc"))]
 use crate::resp::Limits;
 use crate::settings::{Capacity, Settings, Timeouts};
@@ -80,14 +80,26 @@ const INGRESS_BUDGET: usize = 256;
 /// the time and a device and says when it next needs to run.
 ///
 /// It runs over [`ServerMemory`] and a [`Store`], lent by the caller (a board's `static`s) or
-/// allocated for sizes chosen at run time (a host's flags): one code path for both. Every client
-/// slot's TCP socket listens on the port; at most `maxclients` (at most one less than the
+/// allocated for sizes chosen at run time (a host's flags): one code path for both. Every open
+/// client slot without a client listens on the port (on a board every slot is open; a host
+/// opens them in shards as clients arrive); at most `maxclients` (at most one less than the
 /// slots) are served at once, and a further client gets `-ERR max number of clients reached`
 /// (as from Redis) on a spare socket, since smoltcp has no listen backlog to tell us otherwise.
 pub struct Server<'a> {
     iface: Interface,
     sockets: Shards<'a>,
+    /// The connection table: the open slots (see [`open_slots`]).
     conns: Memory<'a, Connection<'a>>,
+    /// Client slots open: each has its socket and buffers. All of them on a board; on a host,
+    /// as many as clients have needed so far.
+    opened: usize,
+    /// Client slots in all, open or not.
+    slots: usize,
+    /// The buffers of the slots not open yet, and their sizes.
+    #[cfg(feature = "alloc")]
+    bytes: Bytes<'a>,
+    #[cfg(feature = "alloc")]
+    sizes: BufferSizes,
     reply: Memory<'a, u8>,
     /// With the `alloc` feature, the reply buffer commands write to: it grows for a reply
     /// larger than `reply` (a large value), and shrinks back after.
@@ -182,8 +194,9 @@ impl<'a> Server<'a> {
         if sizes.input < longest && !cfg!(feature = "alloc") {
             return Err(SetupError::InputBufferTooSmall { needed: longest });
         }
-        let connection_table_bytes = memory.table_bytes();
+        let connection_table_bytes = memory.fixed_table_bytes();
         let ServerMemory {
+            slots,
             sockets,
             clients: mut conns,
             timers,
@@ -192,31 +205,30 @@ impl<'a> Server<'a> {
             #[cfg(feature = "sntp")]
             sntp,
         } = memory;
-        // `check` made sure the bytes suffice.
-        let mut take = |len| bytes.take(len).unwrap_or_else(Memory::empty);
 
         let mut iface_config =
             IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
         iface_config.random_seed = config.random_seed;
         let mut iface = Interface::new(iface_config, device, instant(now));
-        let mut sockets = Shards::new(sockets, conns.len());
+        let mut sockets = Shards::new(sockets, slots);
 
-        let reply = take(sizes.reply());
-        for (index, conn) in conns.iter_mut().enumerate() {
-            let rx = take(sizes.rx);
-            let tx = take(sizes.tx);
-            let input = take(sizes.input);
-            let mut socket = tcp::Socket::new(
-                tcp::SocketBuffer::new(rx.into_managed()),
-                tcp::SocketBuffer::new(tx.into_managed()),
-            );
-            socket.set_nagle_enabled(false);
-            let _ = socket.listen(config.port);
-            let shard = sockets.of(index);
-            let handle = shard.sockets.add(socket);
-            shard.listening += 1;
-            *conn = Connection::on(handle, input);
-        }
+        // `check` made sure the bytes suffice.
+        let reply = bytes.take(sizes.reply()).unwrap_or_else(Memory::empty);
+        // Lent memory is there to be used: every slot listens. Owned memory opens one shard
+        // now, and more as clients need them.
+        let opened = if conns.grows() {
+            slots.min(SHARD)
+        } else {
+            slots
+        };
+        open_slots(
+            &mut sockets,
+            &mut conns,
+            &mut bytes,
+            sizes,
+            config.port,
+            0..opened,
+        );
 
         let dhcp = match config.ip {
             IpSetup::Static { address, gateway } => {
@@ -251,16 +263,27 @@ impl<'a> Server<'a> {
         #[cfg(not(feature = "alloc"))]
         let input = sizes.input;
         #[cfg(feature = "blocking-lists")]
-        let client_slots = conns.len();
+        let client_slots = slots;
         let mut settings = Settings::new(config.timeouts, config.security);
         settings.capacity = config.capacity;
-        settings.capacity.max_clients = config.capacity.max_clients.min(conns.len() - 1);
+        settings.capacity.max_clients = config.capacity.max_clients.min(slots - 1);
         let mut store = store;
         store.set_bytes_limit(settings.capacity.bytes_limit());
+        let mut stats = Stats::for_connections(
+            connection_table_bytes + opened * slots::SLOT_BYTES,
+            sizes.rx + sizes.tx + sizes.input,
+        );
+        stats.connection_slots_open = opened;
         Ok(Self {
             iface,
             sockets,
             conns,
+            opened,
+            slots,
+            #[cfg(feature = "alloc")]
+            bytes,
+            #[cfg(feature = "alloc")]
+            sizes,
             #[cfg(feature = "alloc")]
             reply_vec: alloc::vec![0; reply.len()],
             #[cfg(feature = "pubsub")]
@@ -286,10 +309,7 @@ impl<'a> Server<'a> {
             migrating: false,
             conn_timers: TimeoutListsOn::with_storage(timers),
             write_timers: TimeoutListsOn::with_storage(write_timers),
-            stats: Stats::for_connections(
-                connection_table_bytes,
-                sizes.rx + sizes.tx + sizes.input,
-            ),
+            stats,
             #[cfg(not(feature = "alloc"))]
             limits: Limits::new(input, input),
             port: config.port,
@@ -309,6 +329,43 @@ impl<'a> Server<'a> {
             slot_visits: 0,
             listen_cursor: 0,
         })
+    }
+
+    /// Opens the next [`SHARD`] client slots (fewer at the end), as clients need them: see
+    /// [`open_slots`]. False when every slot is open already.
+    #[cfg(feature = "alloc")]
+    fn open_shard(&mut self) -> bool {
+        let first = self.opened;
+        let end = self.slots.min(first + SHARD);
+        if first >= end {
+            return false;
+        }
+        let buckets = endpoints::buckets(first);
+        let slots = first..end;
+        open_slots(
+            &mut self.sockets,
+            &mut self.conns,
+            &mut self.bytes,
+            self.sizes,
+            self.port,
+            slots,
+        );
+        self.opened = end;
+        self.stats.connection_table_bytes += (end - first) * slots::SLOT_BYTES;
+        self.stats.connection_slots_open = end;
+        if endpoints::buckets(end) != buckets {
+            self.reindex_endpoints();
+        }
+        true
+    }
+
+    /// Opens another shard of client slots (`alloc`: a host's) for a SYN that finds no
+    /// socket listening. Not while shutting down. A burst of SYNs (real clients connecting at
+    /// once, or a flood) opens as many as it needs, up to every slot, as every slot listened
+    /// before slots opened as needed; past that the oldest handshake gives way.
+    #[cfg(feature = "alloc")]
+    fn open_spare_shard(&mut self) -> bool {
+        !self.shutting_down && self.open_shard()
     }
 
     /// Tells the server the wall-clock time, so `EXAT`, `PXAT`, `EXPIREAT` and `EXPIRETIME`
@@ -433,6 +490,15 @@ impl<'a> Server<'a> {
                 Some(index) => Some(index / SHARD),
                 // A new handshake needs a listening socket; a SYN that finds none gets a
                 // reset, so make one listen first if none does.
+                #[cfg(feature = "alloc")]
+                None if opens => self
+                    .listening_shard()
+                    .or_else(|| self.open_spare_shard().then(|| self.listening_shard())?)
+                    .or_else(|| {
+                        self.make_room_for_syn();
+                        self.listening_shard()
+                    }),
+                #[cfg(not(feature = "alloc"))]
                 None if opens => self.listening_shard().or_else(|| {
                     self.make_room_for_syn();
                     self.listening_shard()
@@ -593,5 +659,33 @@ impl<'a> Server<'a> {
             .iter()
             .filter(|c| c.phase != Phase::Listening)
             .count()
+    }
+}
+
+/// Opens client slots `slots`: each gets a socket that listens, its buffers (carved from
+/// `bytes`, in slot order) and its entry in the connection table.
+fn open_slots<'a>(
+    sockets: &mut Shards<'a>,
+    conns: &mut Memory<'a, Connection<'a>>,
+    bytes: &mut Bytes<'a>,
+    sizes: BufferSizes,
+    port: u16,
+    slots: core::ops::Range<usize>,
+) {
+    // `ServerMemory::check` made sure the bytes suffice.
+    let mut take = |len| bytes.take(len).unwrap_or_else(Memory::empty);
+    for index in slots {
+        let (rx, tx, input) = (take(sizes.rx), take(sizes.tx), take(sizes.input));
+        let mut socket = tcp::Socket::new(
+            tcp::SocketBuffer::new(rx.into_managed()),
+            tcp::SocketBuffer::new(tx.into_managed()),
+        );
+        socket.set_nagle_enabled(false);
+        let _ = socket.listen(port);
+        let shard = sockets.of(index);
+        let handle = shard.sockets.add(socket);
+        shard.listening += 1;
+        // The table has room: `check` made sure of it (lent), or it grows (owned).
+        let _ = conns.put(index, Connection::on(handle, input));
     }
 }

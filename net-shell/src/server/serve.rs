@@ -141,7 +141,7 @@ macro_rules! runner {
             limits: $limits,
             started: $server.started,
             unix_offset_ms: $server.unix_offset_ms,
-            client_slots: $server.conns.len(),
+            client_slots: $server.slots,
             now: $now,
         }
     };

@@ -150,10 +150,13 @@ pub(super) const MOST_CLIENTS: usize = u16::MAX as usize - 1;
 pub(super) const MOST_CLIENTS: usize = MAX_SHARDS * SHARD;
 
 impl<'a> Shards<'a> {
-    /// Splits `storage` (one entry per client slot, then at least one more) into the control
-    /// set (the entries past the client slots) and shards of [`SHARD`] client slots.
+    /// Splits `storage` into the control set and shards of [`SHARD`] client slots: lent
+    /// storage has one entry per client slot, then the control set's; owned storage (which
+    /// grows) has the control set's only, and each shard's set starts empty and grows as its
+    /// slots open.
     pub(super) fn new(mut storage: Memory<'a, SocketStorage<'a>>, clients: usize) -> Self {
-        let control = storage.split_off_back(storage.len().saturating_sub(clients));
+        let lent = if storage.grows() { 0 } else { clients };
+        let control = storage.split_off_back(storage.len().saturating_sub(lent));
         let mut shards = ShardList::new();
         // From the back, so that owned storage moves each entry once.
         for shard in (0..count_for(clients)).rev() {

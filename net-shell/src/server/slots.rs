@@ -16,10 +16,14 @@ pub type ClientSlot<'a> = Connection<'a>;
 /// Everything a [`Server`](super::Server) keeps per client: smoltcp's socket slots, the
 /// connection table, the two timer queues' slots, and the sockets' and commands' buffers.
 ///
-/// The number of clients is the length of the connection table: that many TCP sockets
-/// listen; all but one serve (the last refuses a client past `maxclients` with Redis' error).
+/// The number of client slots is fixed here: all but one serve (the last refuses a client past
+/// `maxclients` with Redis' error). Lent memory (a board's) has every slot's socket listening
+/// from the start. Allocated memory (a host's) opens slots in shards of 16 as clients arrive,
+/// so an idle server pays for a few listening sockets, not for `maxclients` of them.
 /// The key store has its own memory ([`StoreMemory`](crate::store::StoreMemory)).
 pub struct ServerMemory<'a> {
+    /// Client slots: the connection table's length, or (allocated) its capacity.
+    pub(super) slots: usize,
     pub(super) sockets: Memory<'a, SocketStorage<'a>>,
     pub(super) clients: Memory<'a, ClientSlot<'a>>,
     pub(super) timers: Memory<'a, TimeoutSlot<u16>>,
@@ -71,6 +75,7 @@ impl<'a> ServerMemory<'a> {
         buffer: &'a mut [u8],
     ) -> Self {
         Self {
+            slots: clients.len(),
             sockets: Memory::from(sockets),
             clients: Memory::from(clients),
             timers: Memory::from(timers),
@@ -149,16 +154,16 @@ impl<'a> ServerMemory<'a> {
             sntp,
         } = buffers;
         ServerMemory {
+            slots: clients,
+            // The control sockets only: the client sockets' sets grow as slots open.
             sockets: Memory::from(
-                (0..clients + CONTROL_SOCKETS)
+                (0..CONTROL_SOCKETS)
                     .map(|_| SocketStorage::EMPTY)
                     .collect::<Vec<_>>(),
             ),
-            clients: Memory::from(
-                (0..clients)
-                    .map(|_| ClientSlot::default())
-                    .collect::<Vec<_>>(),
-            ),
+            // Reserved, not written: its pages cost nothing until slots open, and it never
+            // moves as they do.
+            clients: Memory::from(Vec::with_capacity(clients)),
             timers: Memory::from(timer_slots()),
             write_timers: Memory::from(timer_slots()),
             bytes: Bytes::lent(bytes),
@@ -167,24 +172,32 @@ impl<'a> ServerMemory<'a> {
         }
     }
 
-    /// Bytes of the connection table: socket slots, connections and their timer slots (not
-    /// the buffers).
-    pub(super) fn table_bytes(&self) -> usize {
+    /// Bytes of the connection table held whatever the clients: the control sockets and the
+    /// timer slots (open slots add [`SLOT_BYTES`] each).
+    pub(super) fn fixed_table_bytes(&self) -> usize {
         use core::mem::size_of;
-        self.sockets.len() * size_of::<SocketStorage<'a>>()
-            + self.clients.len() * size_of::<ClientSlot<'a>>()
+        self.sockets.len().saturating_sub(self.slots_lent()) * size_of::<SocketStorage<'a>>()
             + (self.timers.len() + self.write_timers.len()) * size_of::<TimeoutSlot<u16>>()
+    }
+
+    /// Client sockets lent with the memory (none where their sets grow).
+    fn slots_lent(&self) -> usize {
+        if self.sockets.grows() {
+            0
+        } else {
+            self.slots
+        }
     }
 
     /// Client slots: TCP sockets on the port.
     pub fn clients(&self) -> usize {
-        self.clients.len()
+        self.slots
     }
 
     /// Checks that every part fits the client count, as [`Server::new`](super::Server::new)
     /// needs.
     pub(super) fn check(&self, sizes: &BufferSizes) -> Result<(), SetupError> {
-        let clients = self.clients.len();
+        let clients = self.slots;
         if clients < 2 {
             return Err(SetupError::TooFewConnections);
         }
@@ -197,7 +210,9 @@ impl<'a> ServerMemory<'a> {
         let control = 1 + usize::from(self.sntp.is_some());
         #[cfg(not(feature = "sntp"))]
         let control = 1;
-        if self.sockets.len() < clients + control {
+        if self.sockets.len() < self.slots_lent() + control
+            || (!self.clients.grows() && self.clients.len() < clients)
+        {
             return Err(SetupError::TooFewSocketSlots {
                 needed: clients + control,
             });
@@ -232,6 +247,11 @@ pub struct ServerBuffers {
 /// and with the `sntp` feature, SNTP's.
 #[cfg(feature = "alloc")]
 const CONTROL_SOCKETS: usize = if cfg!(feature = "sntp") { 2 } else { 1 };
+
+/// Bytes of the connection table per open client slot: its socket, its connection (not the
+/// buffers, which a connected client holds).
+pub(super) const SLOT_BYTES: usize =
+    core::mem::size_of::<SocketStorage<'static>>() + core::mem::size_of::<Connection<'static>>();
 
 /// A first-in, first-out queue of client slots, linked through the slots themselves (so it
 /// needs no array of its own and never fills).
