@@ -92,5 +92,8 @@ echo "## BLPOP timeout lateness: 200 clients, timeouts spread over 50-545 ms"
 echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/blpop_lateness.py" "$shell_ip" 6379 200
 echo "redis-server:"; python3 "$root/scripts/blpop_lateness.py" 127.0.0.1 "$redis_port" 200
 
+echo "## hash field expiry lateness, 2000 fields due within one second (net-shell only: Redis 7.0 has no per-field TTL)"
+echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/field_expiry_lateness.py" "$shell_ip" 6379 2000
+
 echo "## 10,000 clients (scripts/bench-scale.py)"
 python3 "$root/scripts/bench-scale.py" --binary "$root/target/release/net-shell"

@@ -268,6 +268,16 @@ const NEWER_THAN_7_0: &[&[u8]] = &[
     b"clusterx|version",
     b"clusterx|migrate",
     b"cluster|import",
+    // Redis 7.4's per-field time to live.
+    b"hexpire",
+    b"hpexpire",
+    b"hexpireat",
+    b"hpexpireat",
+    b"httl",
+    b"hpttl",
+    b"hexpiretime",
+    b"hpexpiretime",
+    b"hpersist",
 ];
 
 /// Whether `name` (a `Value`) is one of [`NEWER_THAN_7_0`].

@@ -69,3 +69,204 @@ fn hrandfield_draws_fields_of_the_hash() {
         Reply::error("ERR reply too large")
     );
 }
+
+fn ints(values: &[i64]) -> Reply {
+    Reply::Array(values.iter().map(|&v| Reply::Int(v)).collect())
+}
+
+/// Per-field time to live, with the replies Redis 7.4 documents (Debian's Redis 7.0 has no
+/// such commands to compare with): the codes of `HEXPIRE` and its conditions, `HTTL` and its
+/// kin, `HPERSIST`, `HSET` clearing a field's deadline and `HINCRBY` keeping it, the errors
+/// about `FIELDS`.
+#[test]
+fn field_deadlines_answer_as_redis_documents() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let c = sim.connect_ready();
+    sim.server.set_unix_time(sim.now, 1_700_000_000_000);
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "a", "1", "b", "2", "n", "5"]),
+        Reply::Int(3)
+    );
+    let hexpire = |sim: &mut Sim<4, 16, 65536>, args: &[&str]| {
+        let mut words = vec!["HEXPIRE", "h"];
+        words.extend_from_slice(args);
+        sim.request(c, &words)
+    };
+    assert_eq!(
+        hexpire(&mut sim, &["100", "FIELDS", "2", "a", "zz"]),
+        ints(&[1, -2])
+    );
+    assert_eq!(
+        hexpire(&mut sim, &["200", "NX", "FIELDS", "2", "a", "b"]),
+        ints(&[0, 1])
+    );
+    assert_eq!(
+        hexpire(&mut sim, &["50", "GT", "FIELDS", "2", "a", "n"]),
+        ints(&[0, 0])
+    );
+    assert_eq!(
+        hexpire(&mut sim, &["50", "LT", "FIELDS", "2", "a", "n"]),
+        ints(&[1, 1])
+    );
+    assert_eq!(
+        hexpire(&mut sim, &["60", "XX", "FIELDS", "1", "a"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "4", "a", "b", "n", "zz"]),
+        ints(&[60, 200, 50, -2])
+    );
+    assert_eq!(
+        sim.request(c, &["HPTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[60_000])
+    );
+    assert_eq!(
+        sim.request(c, &["HEXPIRETIME", "h", "FIELDS", "1", "a"]),
+        ints(&[1_700_000_060])
+    );
+    assert_eq!(
+        sim.request(c, &["HPEXPIRETIME", "h", "FIELDS", "1", "a"]),
+        ints(&[1_700_000_060_000])
+    );
+    // HINCRBY keeps the deadline, HSET clears it, HPERSIST removes it.
+    assert_eq!(sim.request(c, &["HINCRBY", "h", "n", "1"]), Reply::Int(6));
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "n"]),
+        ints(&[50])
+    );
+    assert_eq!(sim.request(c, &["HSET", "h", "n", "7"]), Reply::Int(0));
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "n"]),
+        ints(&[-1])
+    );
+    assert_eq!(
+        sim.request(c, &["HPERSIST", "h", "FIELDS", "3", "a", "n", "zz"]),
+        ints(&[1, -1, -2])
+    );
+    // A time not in the future deletes the field (2).
+    assert_eq!(hexpire(&mut sim, &["0", "FIELDS", "1", "a"]), ints(&[2]));
+    assert_eq!(sim.request(c, &["HEXISTS", "h", "a"]), Reply::Int(0));
+    assert_eq!(
+        sim.request(c, &["HPEXPIREAT", "h", "1", "FIELDS", "1", "b"]),
+        ints(&[2])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETALL", "h"]),
+        Reply::Array(vec![Reply::bulk("n"), Reply::bulk("7")])
+    );
+    // No such key: -2 for each field.
+    assert_eq!(
+        sim.request(c, &["HEXPIRE", "nokey", "10", "FIELDS", "2", "a", "b"]),
+        ints(&[-2, -2])
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "nokey", "FIELDS", "1", "a"]),
+        ints(&[-2])
+    );
+    for (args, text) in [
+        (
+            &["HEXPIRE", "h", "10", "a", "b", "c"][..],
+            "ERR Mandatory argument FIELDS is missing or not at the right position",
+        ),
+        (
+            &["HEXPIRE", "h", "10", "FIELDS", "0", "a"],
+            "ERR Parameter `numFields` should be greater than 0",
+        ),
+        (
+            &["HEXPIRE", "h", "10", "FIELDS", "2", "a"],
+            "ERR The `numfields` parameter must match the number of arguments",
+        ),
+        (
+            &["HEXPIRE", "h", "-1", "FIELDS", "1", "a"],
+            "ERR invalid expire time, must be >= 0 and <= 281474976710655",
+        ),
+        (
+            &["HEXPIRE", "h", "x", "FIELDS", "1", "a"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            &["HTTL", "h", "FIELDS", "x", "a"],
+            "ERR Parameter `numFields` should be greater than 0",
+        ),
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(text), "{args:?}");
+    }
+    assert_eq!(sim.request(c, &["SET", "s", "v"]), Reply::ok());
+    assert!(matches!(
+        sim.request(c, &["HEXPIRE", "s", "10", "FIELDS", "1", "a"]),
+        Reply::Error(text) if text.starts_with("WRONGTYPE")
+    ));
+}
+
+/// A field is gone the tick after its deadline, by its timer (its `hexpired` event goes out
+/// in that poll), never before; a hash whose last field expires is deleted (`del`); a renamed
+/// hash keeps its fields' deadlines.
+#[test]
+fn fields_expire_at_their_tick_and_an_emptied_hash_goes() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let c = sim.connect_ready();
+    let listener = sim.connect_ready();
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "notify-keyspace-events", "Egh"]),
+        Reply::ok()
+    );
+    let args: Vec<&[u8]> = vec![b"PSUBSCRIBE", b"__keyevent@0__:*"];
+    sim.send(listener, &host_tests::sim::encode(&args));
+    let _ = sim.replies(listener);
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "a", "1", "b", "2"]),
+        Reply::Int(2)
+    );
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "100", "FIELDS", "1", "a"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "250", "FIELDS", "1", "b"]),
+        ints(&[1])
+    );
+    let start = sim.now;
+    let heard = |sim: &mut Sim<4, 16, 65536>| {
+        sim.replies(listener)
+            .into_iter()
+            .map(|reply| match reply {
+                Reply::Array(parts) => match &parts[2] {
+                    Reply::Bulk(channel) => String::from_utf8_lossy(channel).into_owned(),
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        heard(&mut sim),
+        [
+            "__keyevent@0__:hset",
+            "__keyevent@0__:hexpire",
+            "__keyevent@0__:hexpire"
+        ]
+    );
+    // Through its deadline the field lives; the tick after, its timer removes it.
+    sim.advance(100);
+    assert_eq!(sim.now, start + 100);
+    assert_eq!(sim.request(c, &["HGET", "h", "a"]), Reply::bulk("1"));
+    assert_eq!(heard(&mut sim), Vec::<String>::new());
+    sim.advance(1);
+    assert_eq!(heard(&mut sim), ["__keyevent@0__:hexpired"]);
+    assert_eq!(
+        sim.request(c, &["HGETALL", "h"]),
+        Reply::Array(vec![Reply::bulk("b"), Reply::bulk("2")])
+    );
+    // Renamed, the last field keeps its deadline, and the emptied hash goes with it.
+    assert_eq!(sim.request(c, &["RENAME", "h", "h2"]), Reply::ok());
+    let _ = heard(&mut sim);
+    let gone = sim.run_until_true(start + 1_000, |sim| sim.server.store().is_empty());
+    assert_eq!(gone, Some(start + 251));
+    assert_eq!(
+        heard(&mut sim),
+        ["__keyevent@0__:hexpired", "__keyevent@0__:del"]
+    );
+    assert_eq!(sim.request(c, &["EXISTS", "h2"]), Reply::Int(0));
+}

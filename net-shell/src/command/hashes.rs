@@ -12,26 +12,67 @@ use super::{error, integer, After, Context, Reply, ReplyWriter, NOT_INTEGER};
 use crate::decimal::{parse_i64, Decimal};
 use crate::store::list::{element_len, List, ListWriter};
 use crate::store::{StoreError, Ttl, ValueKind};
+use timer_core::Tick;
 
-/// A hash value, read in place: fields and values alternate.
+/// A hash value, read in place at a time `now`: each field is three elements, the field, its
+/// value and its deadline (empty, or the last tick it lives through as 8 little-endian bytes).
+/// A field past its deadline is not seen (its timer removes it, with its event).
 #[derive(Clone, Copy)]
-struct Hash<'a>(List<'a>);
+pub(super) struct Hash<'a> {
+    list: List<'a>,
+    now: Tick,
+}
+
+/// A field's deadline from its third element.
+fn deadline_of(meta: &[u8]) -> Option<Tick> {
+    <[u8; 8]>::try_from(meta).ok().map(Tick::from_le_bytes)
+}
 
 impl<'a> Hash<'a> {
-    /// How many fields.
-    fn len(self) -> usize {
-        self.0.len() / 2
+    /// Reads `value` as a hash at `now`.
+    pub(super) fn new(value: &'a [u8], now: Tick) -> Self {
+        Self {
+            list: List::new(value),
+            now,
+        }
     }
 
-    /// Each field with its value, in the order they were added.
-    fn pairs(self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
-        let mut elements = self.0.iter();
-        core::iter::from_fn(move || Some((elements.next()?, elements.next()?)))
+    /// Every field, live or past its deadline, with its value and deadline.
+    pub(super) fn entries(self) -> impl Iterator<Item = (&'a [u8], &'a [u8], Option<Tick>)> {
+        let mut elements = self.list.iter();
+        core::iter::from_fn(move || {
+            Some((
+                elements.next()?,
+                elements.next()?,
+                deadline_of(elements.next()?),
+            ))
+        })
     }
 
-    /// The value of `field`.
-    fn get(self, field: &[u8]) -> Option<&'a [u8]> {
+    /// Each live field with its value, in the order they were added.
+    pub(super) fn pairs(self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
+        let now = self.now;
+        self.entries()
+            .filter(move |(_, _, at)| at.is_none_or(|at| at >= now))
+            .map(|(f, v, _)| (f, v))
+    }
+
+    /// How many live fields.
+    pub(super) fn len(self) -> usize {
+        self.pairs().count()
+    }
+
+    /// The value of live `field`.
+    pub(super) fn get(self, field: &[u8]) -> Option<&'a [u8]> {
         self.pairs().find(|(f, _)| *f == field).map(|(_, v)| v)
+    }
+
+    /// The deadline of live `field` (`Some(None)`: it has none; `None`: no such field).
+    pub(super) fn deadline(self, field: &[u8]) -> Option<Option<Tick>> {
+        let now = self.now;
+        self.entries()
+            .find(|(f, _, at)| *f == field && at.is_none_or(|at| at >= now))
+            .map(|(_, _, at)| at)
     }
 }
 
@@ -44,57 +85,112 @@ macro_rules! hash_or_return {
         }
     };
 }
+pub(super) use hash_or_return;
 
 impl Context<'_, '_> {
     /// The hash at `key` (`None`: no such key), or [`WrongType`].
-    fn hash(&mut self, key: &[u8]) -> Result<Option<Hash<'_>>, WrongType> {
+    pub(super) fn hash(&mut self, key: &[u8]) -> Result<Option<Hash<'_>>, WrongType> {
+        let now = self.clock.now;
         Ok(self
             .value_of(key, ValueKind::Hash)?
-            .map(|value| Hash(List::new(value))))
+            .map(|value| Hash::new(value, now)))
     }
 }
 
-/// Writes hash `key` anew: the old pairs with `set` applied (each replaces its field's value
-/// or is added at the end), those named in `delete` left out. An empty result deletes the
-/// key. `Ok`: the fields added and the fields left.
-fn rewrite(
+/// A change to a hash's fields.
+#[derive(Default)]
+pub(super) struct Edit<'v> {
+    /// Fields set to values; a field set loses its deadline unless `keep_ttl` (the last value
+    /// given for a field wins, as HSET's in Redis).
+    pub(super) set: &'v [(&'v [u8], &'v [u8])],
+    pub(super) keep_ttl: bool,
+    /// Fields removed.
+    pub(super) delete: &'v [&'v [u8]],
+    /// Fields given a new deadline (`None`: none).
+    pub(super) deadlines: &'v [(&'v [u8], Option<Tick>)],
+}
+
+/// Writes `old` (a hash's value) with `edit` applied into `writer`; the fields added (not live
+/// before) and the fields written.
+fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut ListWriter<'_>) -> (usize, usize) {
+    let hash = Hash::new(old, now);
+    let given = |field: &[u8]| {
+        edit.set
+            .iter()
+            .rev()
+            .find(|(f, _)| *f == field)
+            .map(|(_, v)| *v)
+    };
+    let new_deadline = |field: &[u8]| {
+        edit.deadlines
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, d)| *d)
+    };
+    let mut written = 0;
+    let mut push = |writer: &mut ListWriter<'_>, field: &[u8], value: &[u8], at: Option<Tick>| {
+        writer.push(field);
+        writer.push(value);
+        match at {
+            Some(at) => writer.push(&at.to_le_bytes()),
+            None => writer.push(b""),
+        }
+        written += 1;
+    };
+    for (field, value, at) in hash.entries() {
+        if edit.delete.contains(&field) {
+            continue;
+        }
+        let live = at.is_none_or(|at| at >= now);
+        match given(field) {
+            // Set: a field past its deadline is made anew, without one.
+            Some(value) => {
+                let at = if edit.keep_ttl && live { at } else { None };
+                push(writer, field, value, at);
+            }
+            None => push(writer, field, value, new_deadline(field).unwrap_or(at)),
+        }
+    }
+    let mut added = 0;
+    for (i, (field, value)) in edit.set.iter().enumerate() {
+        if edit.set[..i].iter().any(|(f, _)| f == field) {
+            continue;
+        }
+        if hash.get(field).is_none() {
+            added += 1;
+        }
+        if hash.entries().all(|(f, _, _)| f != *field) {
+            push(writer, field, given(field).unwrap_or(value), None);
+        }
+    }
+    (added, written)
+}
+
+/// The bytes `edit` may add to a hash.
+fn edit_room(edit: &Edit<'_>) -> usize {
+    let set: usize = edit
+        .set
+        .iter()
+        .map(|(f, v)| element_len(f.len()) + element_len(v.len()) + element_len(8))
+        .sum();
+    set + 9 * edit.deadlines.len()
+}
+
+/// Writes hash `key` anew with `edit` applied, through the reply buffer's spare room. An
+/// empty result deletes the key. `Ok`: the fields added and the fields left.
+pub(super) fn rewrite(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     key: &[u8],
-    set: &[(&[u8], &[u8])],
-    delete: &[&[u8]],
+    edit: &Edit<'_>,
 ) -> Result<(usize, usize), Reply> {
     let now = ctx.clock.now;
     let old = ctx.store.get(key, now).unwrap_or_default();
-    let extra: usize = set
-        .iter()
-        .map(|(f, v)| element_len(f.len()) + element_len(v.len()))
-        .sum();
-    let Some(room) = out.spare_for(4 + old.len() + extra) else {
+    let Some(room) = out.spare_for(4 + old.len() + edit_room(edit)) else {
         return Err(super::store_error(ctx, out, StoreError::ValueTooLarge));
     };
     let mut writer = ListWriter::new(room);
-    let hash = Hash(List::new(old));
-    // The last value given for a field wins, as HSET's in Redis.
-    let given = |field: &[u8]| set.iter().rev().find(|(f, _)| *f == field).map(|(_, v)| *v);
-    for (field, value) in hash.pairs() {
-        if delete.contains(&field) {
-            continue;
-        }
-        writer.push(field);
-        writer.push(given(field).unwrap_or(value));
-    }
-    let mut added = 0;
-    for (i, (field, value)) in set.iter().enumerate() {
-        let earlier = set[..i].iter().any(|(f, _)| f == field);
-        if earlier || hash.get(field).is_some() {
-            continue;
-        }
-        writer.push(field);
-        writer.push(given(field).unwrap_or(value));
-        added += 1;
-    }
-    let fields = writer.count() / 2;
+    let (added, fields) = apply(old, now, edit, &mut writer);
     let len = writer.finish();
     if fields == 0 {
         ctx.store.delete(key, now);
@@ -104,9 +200,52 @@ fn rewrite(
         .store
         .set_kind(key, &out.spare()[..len], ValueKind::Hash, Ttl::Keep, now)
     {
-        Ok(()) => Ok((added, fields)),
+        Ok(()) => Ok((added, Hash::new(&out.spare()[..len], now).len())),
         Err(e) => Err(super::store_error(ctx, out, e)),
     }
+}
+
+/// Removes `field` of hash `key` if its deadline is `deadline` and has passed by `now` (its
+/// timer fired): `Some(true)` if the hash is gone with it, `Some(false)` if fields are left,
+/// `None` if there was nothing to remove (the field changed or went meanwhile).
+pub(crate) fn expire_field(
+    store: &mut crate::store::Store<'_>,
+    key: &[u8],
+    field: &[u8],
+    deadline: Tick,
+    now: Tick,
+) -> Option<bool> {
+    let (kind, value) = store.get_kind(key, now)?;
+    let hash = Hash::new(value, now);
+    let due = hash
+        .entries()
+        .any(|(f, _, at)| f == field && at == Some(deadline) && deadline < now);
+    if kind != ValueKind::Hash || !due {
+        return None;
+    }
+    let mut scratch = alloc::vec![0; 4 + value.len()];
+    let mut writer = ListWriter::new(&mut scratch);
+    let delete = [field];
+    let edit = Edit {
+        delete: &delete,
+        ..Edit::default()
+    };
+    let (_, fields) = apply(value, now, &edit, &mut writer);
+    let len = writer.finish();
+    if fields == 0 {
+        store.delete(key, now);
+        return Some(true);
+    }
+    // Smaller than before: it fits where the old value was.
+    let _ = store.set_kind(key, &scratch[..len], ValueKind::Hash, Ttl::Keep, now);
+    Some(false)
+}
+
+/// The live fields of hash value `value` at `now`, each with its value (a cluster migration
+/// sends them with `HSET`).
+#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
+pub(crate) fn live_pairs(value: &[u8], now: Tick) -> Vec<(&[u8], &[u8])> {
+    Hash::new(value, now).pairs().collect()
 }
 
 /// Sets `argv[2..]`'s field-value pairs on hash `argv[1]`; `Ok`: the fields added.
@@ -121,7 +260,11 @@ fn set_pairs(
         Err(wrong) => return Err(wrong.reply(out)),
     };
     let set: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
-    let (added, _) = rewrite(ctx, out, key, &set, &[])?;
+    let edit = Edit {
+        set: &set,
+        ..Edit::default()
+    };
+    let (added, _) = rewrite(ctx, out, key, &edit)?;
     ctx.written(made, Class::Hash, "hset", key);
     Ok(added)
 }
@@ -197,7 +340,11 @@ pub(crate) fn hdel(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     if removed == 0 {
         return integer(out, 0);
     }
-    match rewrite(ctx, out, key, &[], fields) {
+    let edit = Edit {
+        delete: fields,
+        ..Edit::default()
+    };
+    match rewrite(ctx, out, key, &edit) {
         Ok((_, left)) => {
             ctx.notify(Class::Hash, "hdel", key);
             if left == 0 {
@@ -306,7 +453,14 @@ fn store_field(
     value: &[u8],
     (made, event): (bool, &str),
 ) -> Result<(), Reply> {
-    rewrite(ctx, out, key, &[(field, value)], &[])?;
+    // HINCRBY and HINCRBYFLOAT keep the field's deadline; HSET clears it.
+    let set = [(field, value)];
+    let edit = Edit {
+        set: &set,
+        keep_ttl: true,
+        ..Edit::default()
+    };
+    rewrite(ctx, out, key, &edit)?;
     ctx.written(made, Class::Hash, event, key);
     Ok(())
 }

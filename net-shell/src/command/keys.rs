@@ -315,6 +315,12 @@ fn copy_value(
             if kind == ValueKind::List {
                 ctx.list_grew(to);
             }
+            // Its fields keep their deadlines, on timers under the new key.
+            #[cfg(feature = "hashes")]
+            if kind == ValueKind::Hash {
+                let now = ctx.clock.now;
+                super::add_timers_for(ctx.field_timers, to, &out.spare()[..len], now);
+            }
             Ok(())
         }
         Err(e) => Err(super::store_error(ctx, out, e)),
@@ -527,7 +533,8 @@ pub(crate) fn object(
         // Redis 7.0 keeps a hash of at most 128 fields, each field and value at most 64
         // bytes, as a listpack, and a larger one as a hash table.
         let list = crate::store::list::List::new(value);
-        let small = list.len() <= 256 && list.iter().all(|e| e.len() <= 64);
+        // Three elements a field: its name, its value, its deadline (0 or 8 bytes).
+        let small = list.len() <= 3 * 128 && list.iter().all(|e| e.len() <= 64);
         let encoding: &[u8] = if small { b"listpack" } else { b"hashtable" };
         return super::bulk_or_nil(out, Some(encoding));
     }

@@ -15,6 +15,7 @@
 //! | `float.rs` | exact decimals for `INCRBYFLOAT` |
 //! | `blocking.rs` | the blocking pops (`BLPOP`, `BRPOP`, `BLMOVE`, `BRPOPLPUSH`), waiters by key |
 //! | `hashes.rs` | the hash family (`HSET`, `HGET`, `HGETALL`, `HINCRBY`, …) |
+//! | `hash_ttl.rs` | per-field time to live (`HEXPIRE`, `HTTL`, `HPERSIST`, …) and the field timers |
 //! | `lists.rs` | the list family (`LPUSH`, `LPOP`, `LRANGE`, `LMOVE`, …) |
 //! | `keys.rs` | the keyspace (`DEL`, `EXISTS`, `EXPIRE`/`TTL` families, `RENAME`, `SCAN`, …) |
 //! | `events.rs` | keyspace notifications (`notify-keyspace-events`) from commands |
@@ -59,7 +60,17 @@ mod expiry;
 mod float;
 pub(crate) mod glob;
 #[cfg(feature = "hashes")]
+mod hash_ttl;
+#[cfg(feature = "hashes")]
+pub(crate) use hash_ttl::add_timers_for;
+#[cfg(feature = "hashes")]
+pub use hash_ttl::{FieldTimer, FieldTimers};
+#[cfg(feature = "hashes")]
 mod hashes;
+#[cfg(feature = "hashes")]
+pub(crate) use hashes::expire_field;
+#[cfg(all(feature = "hashes", feature = "cluster"))]
+pub(crate) use hashes::live_pairs;
 mod keys;
 #[cfg(feature = "lists")]
 mod lists;
@@ -141,6 +152,9 @@ pub struct Context<'s, 'a> {
     /// wait (the server runs a waiting client's command again).
     #[cfg(feature = "blocking-lists")]
     pub block: Option<&'s mut Option<Block>>,
+    /// The timers of hash fields with a deadline.
+    #[cfg(feature = "hashes")]
+    pub field_timers: &'s mut FieldTimers,
     /// The keys clients wait on (a push makes them ready).
     #[cfg(feature = "blocking-lists")]
     pub blocked: &'s mut BlockedKeys,

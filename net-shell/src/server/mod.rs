@@ -16,6 +16,7 @@
 //! | `listeners.rs` | listening sockets, handshake timeouts, SYN floods |
 //! | `lifecycle.rs` | accept or refuse, close, recycle a client slot |
 //! | `blocking.rs` | clients waiting in a blocking pop: their keys, commands and timeouts |
+//! | `field_expiry.rs` | hash fields whose deadline passed: removed, `hexpired` published |
 //! | `messages.rs` | pub/sub messages to their subscribers' connections |
 //! | `serve.rs` | read, parse, execute, reply |
 //! | `timer_policy.rs` | which timeout applies when (pure functions) |
@@ -30,6 +31,8 @@ mod client_requests;
 mod connection;
 mod dhcp;
 mod endpoints;
+#[cfg(feature = "hashes")]
+mod field_expiry;
 mod lifecycle;
 mod listeners;
 #[cfg(feature = "pubsub")]
@@ -109,6 +112,9 @@ pub struct Server<'a> {
     /// Subscriptions and messages waiting to go out.
     #[cfg(feature = "pubsub")]
     pubsub: crate::pubsub::PubSub,
+    /// The timers of hash fields with a deadline.
+    #[cfg(feature = "hashes")]
+    field_timers: crate::command::FieldTimers,
     /// The keys clients wait on in a blocking pop.
     #[cfg(feature = "blocking-lists")]
     blocked_keys: crate::command::BlockedKeys,
@@ -288,6 +294,8 @@ impl<'a> Server<'a> {
             reply_vec: alloc::vec![0; reply.len()],
             #[cfg(feature = "pubsub")]
             pubsub: crate::pubsub::PubSub::new(),
+            #[cfg(feature = "hashes")]
+            field_timers: crate::command::FieldTimers::new(),
             #[cfg(feature = "blocking-lists")]
             blocked_keys: crate::command::BlockedKeys::new(),
             #[cfg(feature = "blocking-lists")]
@@ -405,6 +413,8 @@ impl<'a> Server<'a> {
         self.expire_connections(now);
         #[cfg(feature = "blocking-lists")]
         self.expire_blocked(now);
+        #[cfg(feature = "hashes")]
+        self.expire_fields(now);
         let mut expire_budget = self.expire_budget;
         expire_budget -= self.expire_keys(now, expire_budget);
         self.receive(now, device);
@@ -434,6 +444,8 @@ impl<'a> Server<'a> {
         self.expire_connections(now);
         #[cfg(feature = "blocking-lists")]
         self.expire_blocked(now);
+        #[cfg(feature = "hashes")]
+        self.expire_fields(now);
         // Replies, and the FINs and RSTs of connections closed above, go out now rather than
         // at the next poll. Egress only: a frame taken in here would not be served until the
         // next poll, and nothing would ask for that poll before smoltcp's delayed-ACK deadline
@@ -577,6 +589,8 @@ impl<'a> Server<'a> {
             self.write_timers.next_deadline(),
             #[cfg(feature = "blocking-lists")]
             self.next_block_deadline(),
+            #[cfg(feature = "hashes")]
+            self.next_field_deadline(),
             self.dhcp
                 .filter(|d| !d.leased && !d.on_fallback && d.fallback.is_some())
                 .map(|d| d.fallback_at),

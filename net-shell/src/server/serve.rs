@@ -75,6 +75,8 @@ pub(super) struct Runner<'s, 'a> {
     pub(super) pubsub: &'s mut crate::pubsub::PubSub,
     #[cfg(feature = "blocking-lists")]
     pub(super) blocked: &'s mut command::BlockedKeys,
+    #[cfg(feature = "hashes")]
+    pub(super) field_timers: &'s mut command::FieldTimers,
     pub(super) limits: Limits,
     pub(super) started: Tick,
     pub(super) unix_offset_ms: Option<u64>,
@@ -138,6 +140,8 @@ macro_rules! runner {
             pubsub: &mut $server.pubsub,
             #[cfg(feature = "blocking-lists")]
             blocked: &mut $server.blocked_keys,
+            #[cfg(feature = "hashes")]
+            field_timers: &mut $server.field_timers,
             limits: $limits,
             started: $server.started,
             unix_offset_ms: $server.unix_offset_ms,
@@ -186,6 +190,8 @@ macro_rules! context {
             block: $block,
             #[cfg(feature = "blocking-lists")]
             blocked: &mut *$runner.blocked,
+            #[cfg(feature = "hashes")]
+            field_timers: &mut *$runner.field_timers,
         }
     };
 }

@@ -11,6 +11,8 @@ use super::super::clients;
 #[cfg(feature = "cluster")]
 use super::super::cluster;
 #[cfg(feature = "hashes")]
+use super::super::hash_ttl;
+#[cfg(feature = "hashes")]
 use super::super::hashes;
 #[cfg(feature = "lists")]
 use super::super::lists;
@@ -219,6 +221,25 @@ pub(crate) static ROWS: &[Command] = &[
     row("hrandfield", -2, F::READONLY, A::HASH, G::Hash, hashes::hrandfield).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
     #[cfg(feature = "hashes")]
     row("hincrbyfloat", 4, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hashes::hincrbyfloat).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    // Per-field time to live (Redis 7.4).
+    #[cfg(feature = "hashes")]
+    row("hexpire", -6, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hash_ttl::hexpire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hpexpire", -6, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hash_ttl::hpexpire).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hexpireat", -6, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hash_ttl::hexpireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hpexpireat", -6, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hash_ttl::hpexpireat).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("httl", -5, READ_FAST, A::HASH, G::Hash, hash_ttl::httl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hpttl", -5, READ_FAST, A::HASH, G::Hash, hash_ttl::hpttl).keys(1, 1, 1).tips(NONDETERMINISTIC).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hexpiretime", -5, READ_FAST, A::HASH, G::Hash, hash_ttl::hexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hpexpiretime", -5, READ_FAST, A::HASH, G::Hash, hash_ttl::hpexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
+    #[cfg(feature = "hashes")]
+    row("hpersist", -5, WRITE_FAST, A::HASH, G::Hash, hash_ttl::hpersist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
         .specs(&[KeySpec::new(KF::RM.union(KF::DELETE), 1, -1, 1)]),
