@@ -186,7 +186,7 @@ fn slot_range_moves_with_its_deadlines_while_a_client_writes() {
         lines,
         [
             "10000 keys in the moving range, 10000 elsewhere",
-            "-ASK from the source, served after ASKING by the new owner, -MOVED back without it",
+            "-MOVED from the source to the new owner, which serves the range before the push",
             "the range moved while a client wrote; the new topology pushed",
             "every acknowledged write reads back, every deadline within 1 ms, keys due are gone",
             "the source holds no key",

@@ -3,7 +3,8 @@
 //! are served, keys not here get `-ASK`, a request over both gets `-TRYAGAIN`; `ASKING` lets a
 //! request for another node's slot through once, if that slot is on its way here (`CLUSTER
 //! IMPORT`); and after 10 s without a connection the migration fails and the node serves its
-//! slots again.
+//! slots again. Then migrations to a new owner the test plays (listening on the client side):
+//! what goes over the connection, in order, and what clients get once it is over.
 
 use host_tests::sim::{self, Reply, Sim};
 use net_shell::{ServerBuffers, Timeouts};
@@ -52,6 +53,17 @@ fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again
         node.request(c, &["GET", "foo"]),
         Reply::error("MOVED 12182 10.0.0.3:6379"),
         "ASKING holds for one command"
+    );
+    // The move is over: every request for the slots is served, until the controller's push.
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "1"]),
+        Reply::ok()
+    );
+    assert_eq!(node.request(c, &["GET", "foo"]), Reply::Nil);
+    assert_eq!(
+        node.request(c, &["GET", "a"]),
+        Reply::error("MOVED 15495 10.0.0.3:6379"),
+        "only the slots imported"
     );
     assert_eq!(
         node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "7"]),
@@ -117,4 +129,179 @@ fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again
         node.request(c, &["CLUSTERX", "MIGRATE", "0-100", ME]),
         Reply::error("ERR Can't migrate slot to myself")
     );
+}
+
+/// The requests the peer received, once there are `n`, as words (within 1 s).
+fn requests_heard(node: &mut Node<'_>, peer: sim::Client, n: usize) -> Vec<Vec<String>> {
+    let mut bytes = Vec::new();
+    let limit = node.now + 1_000;
+    loop {
+        bytes.extend(node.take(peer));
+        let mut rest = &bytes[..];
+        let mut requests = Vec::new();
+        while let Some((request, used)) = Reply::decode(rest) {
+            let Reply::Array(words) = request else {
+                panic!("not a request: {request:?}");
+            };
+            requests.push(words.iter().map(Reply::text).collect());
+            rest = &rest[used..];
+        }
+        if requests.len() >= n {
+            assert!(rest.is_empty(), "more than {n} requests: {requests:?}");
+            return requests;
+        }
+        assert!(node.now < limit, "heard only {requests:?}");
+        node.advance(1);
+    }
+}
+
+fn words(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| w.to_string()).collect()
+}
+
+/// A migration to a new owner played by the test, on the simulated network: the connection
+/// opens with `AUTH` and this shell's own password, then `CLUSTER IMPORT <slots> 0`; each key
+/// goes after `ASKING` with its absolute deadline and is deleted here with a `del` event once
+/// acknowledged; then `CLUSTER IMPORT <slots> 1`, and once the new owner says OK, requests for
+/// the slots get `-MOVED` to it and the connection closes.
+#[test]
+fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
+    let mut buffers = ServerBuffers::default();
+    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
+    config.cluster_enabled = true;
+    config.security.set_password(b"s3cret").unwrap();
+    let mut node: Node = Sim::with(&mut buffers, config, sim::store());
+    node.server.set_unix_time(node.now, 1_700_000_000_000);
+    let peer = node.listen(7000);
+    let c = node.connect();
+    assert_eq!(node.request(c, &["AUTH", "s3cret"]), Reply::ok());
+    let subscriber = node.connect();
+    assert_eq!(node.request(subscriber, &["AUTH", "s3cret"]), Reply::ok());
+    let topology =
+        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} 10.0.0.2 7000 master - 8192-16383");
+    assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
+    assert_eq!(
+        node.request(c, &["CLUSTERX", "SETNODES", &topology, "1"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        node.request(c, &["CONFIG", "SET", "notify-keyspace-events", "Eg"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        node.request(subscriber, &["SUBSCRIBE", "__keyevent@0__:del"]),
+        Reply::Array(vec![
+            Reply::bulk("subscribe"),
+            Reply::bulk("__keyevent@0__:del"),
+            Reply::Int(1)
+        ])
+    );
+    // "bar" is slot 5061.
+    assert_eq!(
+        node.request(c, &["SET", "{bar}1", "one", "PX", "60000"]),
+        Reply::ok()
+    );
+    let deadline = 1_700_000_000_000 + node.now + 60_000;
+    assert_eq!(
+        node.request(c, &["CLUSTERX", "MIGRATE", "5061", OTHER]),
+        Reply::ok()
+    );
+
+    let opening = requests_heard(&mut node, peer, 2);
+    assert_eq!(
+        opening,
+        [
+            words(&["AUTH", "s3cret"]),
+            words(&["CLUSTER", "IMPORT", "5061-5061", "0"])
+        ]
+    );
+    node.send(peer, b"+OK\r\n+OK\r\n");
+    let batch = requests_heard(&mut node, peer, 2);
+    assert_eq!(
+        batch,
+        [
+            words(&["ASKING"]),
+            words(&["SET", "{bar}1", "one", "PXAT", &deadline.to_string()])
+        ]
+    );
+    node.send(peer, b"+OK\r\n+OK\r\n");
+    assert_eq!(
+        node.wait_replies(subscriber, 1, node.now + 100),
+        [Reply::Array(vec![
+            Reply::bulk("message"),
+            Reply::bulk("__keyevent@0__:del"),
+            Reply::bulk("{bar}1")
+        ])],
+        "the key moved away is deleted here as Redis' MIGRATE deletes it"
+    );
+    let closing = requests_heard(&mut node, peer, 1);
+    assert_eq!(closing, [words(&["CLUSTER", "IMPORT", "5061-5061", "1"])]);
+    assert_eq!(
+        node.request(c, &["GET", "{bar}1"]),
+        Reply::error("ASK 5061 10.0.0.2:7000"),
+        "until the new owner says it has them"
+    );
+    let info = node.request(c, &["CLUSTER", "INFO"]).text();
+    assert!(info.contains("migrating_state: start\r\n"), "{info}");
+    node.send(peer, b"+OK\r\n");
+    node.advance(5);
+    let info = node.request(c, &["CLUSTER", "INFO"]).text();
+    assert!(info.contains("migrating_state: success\r\n"), "{info}");
+    assert!(info.contains("migrated_keys:1\r\n"), "{info}");
+    assert_eq!(
+        node.request(c, &["GET", "{bar}1"]),
+        Reply::error("MOVED 5061 10.0.0.2:7000")
+    );
+    assert_eq!(
+        node.request(c, &["SET", "{bar}2", "x"]),
+        Reply::error("MOVED 5061 10.0.0.2:7000")
+    );
+    assert!(
+        node.run_until_closed(peer, node.now + 1_000).is_some(),
+        "the migration's connection closes"
+    );
+    assert_eq!(
+        requests_heard(&mut node, peer, 0),
+        Vec::<Vec<String>>::new()
+    );
+}
+
+/// A new owner that refuses the password: the migration fails before any key goes, the new
+/// owner is told nothing is coming (`CLUSTER IMPORT <slots> 2`), and the keys are served here.
+#[test]
+fn a_refused_auth_fails_the_migration_and_tells_the_new_owner() {
+    let mut buffers = ServerBuffers::default();
+    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
+    config.cluster_enabled = true;
+    config.security.set_password(b"s3cret").unwrap();
+    let mut node: Node = Sim::with(&mut buffers, config, sim::store());
+    node.server.set_unix_time(node.now, 1_700_000_000_000);
+    let peer = node.listen(7000);
+    let c = node.connect();
+    assert_eq!(node.request(c, &["AUTH", "s3cret"]), Reply::ok());
+    let topology =
+        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} 10.0.0.2 7000 master - 8192-16383");
+    assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
+    assert_eq!(
+        node.request(c, &["CLUSTERX", "SETNODES", &topology, "1"]),
+        Reply::ok()
+    );
+    assert_eq!(node.request(c, &["SET", "{bar}1", "one"]), Reply::ok());
+    assert_eq!(
+        node.request(c, &["CLUSTERX", "MIGRATE", "5061", OTHER]),
+        Reply::ok()
+    );
+    assert_eq!(requests_heard(&mut node, peer, 2).len(), 2);
+    node.send(
+        peer,
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n-NOAUTH Authentication required.\r\n",
+    );
+    assert_eq!(
+        requests_heard(&mut node, peer, 1),
+        [words(&["CLUSTER", "IMPORT", "5061-5061", "2"])]
+    );
+    let info = node.request(c, &["CLUSTER", "INFO"]).text();
+    assert!(info.contains("migrating_state: fail\r\n"), "{info}");
+    assert_eq!(node.request(c, &["GET", "{bar}1"]), Reply::bulk("one"));
+    assert!(node.run_until_closed(peer, node.now + 1_000).is_some());
 }

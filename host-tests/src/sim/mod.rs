@@ -399,6 +399,26 @@ impl<'m, const C: usize, const K: usize, const B: usize> Sim<'m, C, K, B> {
         Client(self.clients.len() - 1)
     }
 
+    /// Listens on `port` of the client interface ([`CLIENT_IP`]), as a peer the server
+    /// connects to would (a slot's new owner): the connection the server opens there is
+    /// returned as a [`Client`], whose bytes the test reads and answers.
+    pub fn listen(&mut self, port: u16) -> Client {
+        let mut socket = tcp::Socket::new(
+            tcp::SocketBuffer::new(vec![0; 1 << 20]),
+            tcp::SocketBuffer::new(vec![0; 65536]),
+        );
+        socket.set_ack_delay(None);
+        socket.set_nagle_enabled(false);
+        socket.listen(port).expect("listen");
+        let handle = self.client_sockets.add(socket);
+        self.clients.push(ClientState {
+            socket: handle,
+            inbox: Vec::new(),
+            reading: true,
+        });
+        Client(self.clients.len() - 1)
+    }
+
     /// A connection that has PINGed successfully.
     pub fn connect_ready(&mut self) -> Client {
         let client = self.connect();

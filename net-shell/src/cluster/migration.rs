@@ -8,6 +8,12 @@
 //! (a request for it gets `-ASK`). A key whose deadline passes during the move expires on
 //! whichever side holds it: its deadline goes with it, in Unix milliseconds.
 //!
+//! The connection opens as Kvrocks' does: `AUTH` with this shell's own password when it has one
+//! (the nodes of a cluster share one), then `CLUSTER IMPORT <slots> 0`. When every key is
+//! there, `CLUSTER IMPORT <slots> 1` tells the new owner to serve the slots to every client
+//! until the controller's push; if the move fails before any key went, `CLUSTER IMPORT <slots>
+//! 2` tells it that nothing is coming.
+//!
 //! The server (`server/migration.rs`) owns the TCP connection and moves the bytes.
 
 use alloc::vec::Vec;
@@ -26,11 +32,13 @@ const BATCH: usize = 256;
 pub enum MigrationState {
     /// Keys are being sent.
     Running,
-    /// Every key was moved: requests for the slots get `-ASK` to the new owner until the
+    /// Every key was moved and the new owner took `CLUSTER IMPORT <slots> 1`: requests for
+    /// the slots get `-MOVED` to it (as Kvrocks answers for a migrated slot) until the
     /// controller pushes the topology that makes it their owner.
     Done,
-    /// The new owner refused a key or the connection failed: the keys not yet moved stay
-    /// here, and the slots stay this node's.
+    /// The new owner refused a request or the connection failed: the keys not yet moved stay
+    /// here, and the slots stay this node's. Keys already moved stay there, and requests for
+    /// them still get `-ASK` (see [`Migration::moved`]).
     Failed,
 }
 
@@ -59,6 +67,10 @@ pub struct Migration {
     in_flight: Vec<Vec<u8>>,
     /// Replies still due for the batch in flight.
     replies_due: usize,
+    /// `CLUSTER IMPORT <slots> 1` is sent: its acknowledgement makes the migration done.
+    finishing: bool,
+    /// `CLUSTER IMPORT <slots> 2` was handed out (it goes once).
+    told_failure: bool,
     /// Reply bytes not yet a whole line.
     partial: Vec<u8>,
     /// Keys moved so far.
@@ -81,6 +93,8 @@ impl Migration {
             state: MigrationState::Running,
             in_flight: Vec::new(),
             replies_due: 0,
+            finishing: false,
+            told_failure: false,
             partial: Vec::new(),
             moved: 0,
             cursor: 0,
@@ -121,28 +135,61 @@ impl Migration {
         }
     }
 
-    /// The request that tells the new owner the slots are coming (Kvrocks' `CLUSTER IMPORT
-    /// <slots> 0`), so that it serves them to clients sent there with `-ASK`: the first thing
-    /// on the connection. Its reply is awaited before the first batch.
-    pub fn announce(&mut self) -> Vec<u8> {
-        let mut range: heapless::String<12> = heapless::String::new();
-        let _ = core::fmt::write(&mut range, format_args!("{}-{}", self.start, self.end));
+    /// What opens the connection: `AUTH <password>` when this shell has a password (a new
+    /// owner with the cluster's `requirepass` refuses anything else), then `CLUSTER IMPORT
+    /// <slots> 0`, which tells the new owner the slots are coming, so that it serves them to
+    /// clients sent there with `-ASK`. Their replies are awaited before the first batch.
+    pub fn announce(&mut self, password: Option<&[u8]>) -> Vec<u8> {
         let mut request = Vec::new();
-        push_command(
-            &mut request,
-            &[b"CLUSTER", b"IMPORT", range.as_bytes(), b"0"],
-        );
-        self.replies_due += 1;
+        if let Some(password) = password {
+            push_command(&mut request, &[b"AUTH", password]);
+            self.replies_due += 1;
+        }
+        self.push_import(&mut request, b"0");
         request
     }
 
+    /// `CLUSTER IMPORT <slots> <state>` (Kvrocks' states: 0 coming, 1 came, 2 failed).
+    fn push_import(&mut self, request: &mut Vec<u8>, state: &[u8]) {
+        push_command(
+            request,
+            &[b"CLUSTER", b"IMPORT", self.range().as_bytes(), state],
+        );
+        self.replies_due += 1;
+    }
+
+    /// Once the migration failed before any key went, `CLUSTER IMPORT <slots> 2`, once: the
+    /// new owner stops serving the slots after `ASKING`, as nothing of them is there. After
+    /// a key went it says nothing: the keys moved are there, and clients are still sent to
+    /// them with `-ASK`.
+    pub fn failure_notice(&mut self) -> Option<Vec<u8>> {
+        if self.state != MigrationState::Failed || self.moved > 0 || self.told_failure {
+            return None;
+        }
+        self.told_failure = true;
+        let mut request = Vec::new();
+        push_command(
+            &mut request,
+            &[b"CLUSTER", b"IMPORT", self.range().as_bytes(), b"2"],
+        );
+        Some(request)
+    }
+
+    /// The slots as `start-end`.
+    fn range(&self) -> heapless::String<12> {
+        let mut range = heapless::String::new();
+        let _ = core::fmt::write(&mut range, format_args!("{}-{}", self.start, self.end));
+        range
+    }
+
     /// The requests of the next batch, if no batch is in flight: up to 256 live keys of
-    /// the moving slots. With none left, the migration is done and this says `None`.
+    /// the moving slots. With none left, `CLUSTER IMPORT <slots> 1`, whose acknowledgement
+    /// makes the migration done; after it, `None`.
     ///
     /// Deadlines go as Unix milliseconds (`PXAT`), so `clock` must have the Unix time; a key
     /// due by now is left to expire here.
     pub fn next_batch(&mut self, store: &mut Store<'_>, clock: Clock) -> Option<Vec<u8>> {
-        if self.state != MigrationState::Running || self.replies_due > 0 {
+        if self.state != MigrationState::Running || self.replies_due > 0 || self.finishing {
             return None;
         }
         let unix_now = clock.unix_ms?;
@@ -163,9 +210,10 @@ impl Migration {
                 break;
             }
             if from == 0 {
-                self.state = MigrationState::Done;
-                self.finished = Some(clock.now);
-                return None;
+                self.finishing = true;
+                let mut request = Vec::new();
+                self.push_import(&mut request, b"1");
+                return Some(request);
             }
             // The end of the table: once more from the start.
             self.cursor = 0;
@@ -210,9 +258,16 @@ impl Migration {
     }
 
     /// Takes reply bytes from the new owner. When the batch in flight is all acknowledged
-    /// (`+OK` to each request), its keys are deleted from `store`; any other reply fails the
-    /// migration, and the keys stay.
-    pub fn take_replies(&mut self, bytes: &[u8], store: &mut Store<'_>, now: Tick) {
+    /// (`+OK` to each request), its keys are deleted from `store`, each handed to `moved`
+    /// (for its `del` keyspace event, as Redis' `MIGRATE` publishes); any other reply fails
+    /// the migration, and the keys stay.
+    pub fn take_replies(
+        &mut self,
+        bytes: &[u8],
+        store: &mut Store<'_>,
+        now: Tick,
+        mut moved: impl FnMut(&[u8]),
+    ) {
         self.partial.extend_from_slice(bytes);
         while let Some(end) = self.partial.windows(2).position(|w| w == b"\r\n") {
             let line: Vec<u8> = self.partial.drain(..end + 2).collect();
@@ -227,8 +282,14 @@ impl Migration {
             self.replies_due -= 1;
             if self.replies_due == 0 {
                 for key in self.in_flight.drain(..) {
-                    store.delete(&key, now);
+                    if store.delete(&key, now) {
+                        moved(&key);
+                    }
                     self.moved += 1;
+                }
+                if self.finishing {
+                    self.state = MigrationState::Done;
+                    self.finished = Some(now);
                 }
             }
         }
@@ -321,17 +382,35 @@ mod tests {
             None,
             "one batch at a time"
         );
-        migration.take_replies(b"+OK\r\n+O", &mut store, CLOCK.now);
+        let mut deleted = std::vec::Vec::new();
+        let mut note = |key: &[u8]| deleted.push(key.to_vec());
+        migration.take_replies(b"+OK\r\n+O", &mut store, CLOCK.now, &mut note);
         assert!(store.contains(b"bar", CLOCK.now), "not yet acknowledged");
-        migration.take_replies(b"K\r\n", &mut store, CLOCK.now);
+        migration.take_replies(b"K\r\n", &mut store, CLOCK.now, &mut note);
         assert!(!store.contains(b"bar", CLOCK.now));
+        assert_eq!(deleted, [b"bar".to_vec()], "its del event");
         assert!(
             store.contains(b"foo", CLOCK.now),
             "another slot's key stays"
         );
+        // Every key went: the new owner is told, and the migration is done once it says OK.
+        let range = std::format!("{slot}-{slot}");
+        let expected = std::format!(
+            "*4\r\n$7\r\nCLUSTER\r\n$6\r\nIMPORT\r\n${}\r\n{range}\r\n$1\r\n1\r\n",
+            range.len()
+        );
+        assert_eq!(
+            migration.next_batch(&mut store, CLOCK),
+            Some(expected.into_bytes())
+        );
+        assert_eq!(migration.state(), MigrationState::Running);
         assert_eq!(migration.next_batch(&mut store, CLOCK), None);
+        migration.take_replies(b"+OK\r\n", &mut store, CLOCK.now + 5, |_| {});
         assert_eq!(migration.state(), MigrationState::Done);
+        assert_eq!(migration.took_ms(), Some(5));
+        assert_eq!(migration.next_batch(&mut store, CLOCK), None);
         assert_eq!(migration.moved(), 1);
+        assert_eq!(migration.failure_notice(), None, "it did not fail");
     }
 
     /// A list goes as `DEL`, `RPUSH` of its elements and `PEXPIREAT` (no `SET` could carry
@@ -366,9 +445,14 @@ mod tests {
              {asking}*3\r\n$9\r\nPEXPIREAT\r\n$3\r\nbar\r\n$13\r\n1700000005000\r\n"
         );
         assert_eq!(batch, expected.as_bytes());
-        migration.take_replies(b"+OK\r\n:0\r\n+OK\r\n:2\r\n+OK\r\n", &mut store, CLOCK.now);
+        migration.take_replies(
+            b"+OK\r\n:0\r\n+OK\r\n:2\r\n+OK\r\n",
+            &mut store,
+            CLOCK.now,
+            |_| {},
+        );
         assert!(store.contains(b"bar", CLOCK.now), "not yet acknowledged");
-        migration.take_replies(b":1\r\n", &mut store, CLOCK.now);
+        migration.take_replies(b":1\r\n", &mut store, CLOCK.now, |_| {});
         assert!(!store.contains(b"bar", CLOCK.now));
         assert_eq!(migration.moved(), 1);
     }
@@ -385,13 +469,14 @@ mod tests {
         let mut migration = Migration::new(0, 16383, 1, CLOCK.now);
         let mut batches = 0;
         while let Some(batch) = migration.next_batch(&mut store, CLOCK) {
+            // Two replies per key (`ASKING`, `SET`), one for the closing `CLUSTER IMPORT`.
             let requests = batch.windows(6).filter(|w| w == b"ASKING").count();
-            let acks: std::vec::Vec<u8> = b"+OK\r\n".repeat(2 * requests);
-            migration.take_replies(&acks, &mut store, CLOCK.now);
+            let acks: std::vec::Vec<u8> = b"+OK\r\n".repeat((2 * requests).max(1));
+            migration.take_replies(&acks, &mut store, CLOCK.now, |_| {});
             batches += 1;
-            assert!(batches <= 3, "no end");
+            assert!(batches <= 4, "no end");
         }
-        assert_eq!(batches, 2);
+        assert_eq!(batches, 3, "two batches of keys, then the import's end");
         assert_eq!(migration.moved(), 300);
         assert_eq!(migration.state(), MigrationState::Done);
         assert_eq!(store.len(), 0);
@@ -403,7 +488,7 @@ mod tests {
         store.set(b"bar", b"1", Ttl::Persist, CLOCK.now).unwrap();
         let mut migration = Migration::new(100, 5460, 1, CLOCK.now);
         assert_eq!(
-            migration.announce(),
+            migration.announce(None),
             b"*4\r\n$7\r\nCLUSTER\r\n$6\r\nIMPORT\r\n$8\r\n100-5460\r\n$1\r\n0\r\n"
         );
         assert_eq!(
@@ -411,9 +496,43 @@ mod tests {
             None,
             "not before its reply"
         );
-        migration.take_replies(b"+OK\r\n", &mut store, CLOCK.now);
+        migration.take_replies(b"+OK\r\n", &mut store, CLOCK.now, |_| {});
         assert!(migration.next_batch(&mut store, CLOCK).is_some());
         assert!(store.contains(b"bar", CLOCK.now));
+    }
+
+    /// With a password, `AUTH` comes first (a new owner with the cluster's `requirepass`
+    /// refuses anything else); a refused `AUTH` fails the migration before any key goes, and
+    /// the new owner is then told nothing is coming.
+    #[test]
+    fn with_a_password_auth_comes_first_and_its_refusal_fails_the_migration() {
+        let mut store = store();
+        store.set(b"bar", b"1", Ttl::Persist, CLOCK.now).unwrap();
+        let mut migration = Migration::new(5061, 5061, 1, CLOCK.now);
+        assert_eq!(
+            migration.announce(Some(b"s3cret")),
+            b"*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n\
+              *4\r\n$7\r\nCLUSTER\r\n$6\r\nIMPORT\r\n$9\r\n5061-5061\r\n$1\r\n0\r\n"
+        );
+        migration.take_replies(b"+OK\r\n", &mut store, CLOCK.now, |_| {});
+        assert_eq!(
+            migration.next_batch(&mut store, CLOCK),
+            None,
+            "two replies due"
+        );
+        migration.take_replies(
+            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n",
+            &mut store,
+            CLOCK.now,
+            |_| {},
+        );
+        assert_eq!(migration.state(), MigrationState::Failed);
+        assert!(store.contains(b"bar", CLOCK.now));
+        assert_eq!(
+            migration.failure_notice(),
+            Some(b"*4\r\n$7\r\nCLUSTER\r\n$6\r\nIMPORT\r\n$9\r\n5061-5061\r\n$1\r\n2\r\n".to_vec())
+        );
+        assert_eq!(migration.failure_notice(), None, "once");
     }
 
     #[test]
@@ -427,9 +546,26 @@ mod tests {
             batch.ends_with(b"$3\r\nbar\r\n$1\r\n1\r\n"),
             "no PXAT without a deadline"
         );
-        migration.take_replies(b"+OK\r\n-OOM no room\r\n", &mut store, CLOCK.now);
+        migration.take_replies(b"+OK\r\n-OOM no room\r\n", &mut store, CLOCK.now, |_| {});
         assert_eq!(migration.state(), MigrationState::Failed);
         assert!(store.contains(b"bar", CLOCK.now));
+        assert!(migration.failure_notice().is_some(), "nothing went");
+    }
+
+    /// After a key went, a failure says nothing to the new owner: the keys moved are there,
+    /// and it must go on serving them after `ASKING`.
+    #[test]
+    fn a_failure_after_a_key_went_tells_the_new_owner_nothing() {
+        let mut store = store();
+        store.set(b"{a}1", b"1", Ttl::Persist, CLOCK.now).unwrap();
+        let slot = key_slot(b"a");
+        let mut migration = Migration::new(slot, slot, 1, CLOCK.now);
+        migration.next_batch(&mut store, CLOCK).unwrap();
+        migration.take_replies(b"+OK\r\n+OK\r\n", &mut store, CLOCK.now, |_| {});
+        assert_eq!(migration.moved(), 1);
+        migration.fail();
+        assert_eq!(migration.state(), MigrationState::Failed);
+        assert_eq!(migration.failure_notice(), None);
     }
 
     #[test]

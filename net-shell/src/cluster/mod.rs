@@ -46,6 +46,9 @@ pub struct Cluster {
     /// The slot range another node is moving here (`CLUSTER IMPORT`), until the next push:
     /// a request after `ASKING` is served for these slots only, as in Redis' importing state.
     importing: Option<(u16, u16)>,
+    /// The move of `importing` is over (`CLUSTER IMPORT <slots> 1`): every request for those
+    /// slots is served here, as Kvrocks serves its imported slots until the controller's push.
+    imported: bool,
 }
 
 /// Where a request with keys goes.
@@ -106,6 +109,7 @@ impl Cluster {
         #[cfg(feature = "alloc")]
         migration: None,
         importing: None,
+        imported: false,
     };
 
     /// Cluster mode on (Redis' `cluster-enabled yes`), with no id and no topology yet: every
@@ -119,6 +123,7 @@ impl Cluster {
             #[cfg(feature = "alloc")]
             migration: None,
             importing: None,
+            imported: false,
         }
     }
 
@@ -188,6 +193,7 @@ impl Cluster {
             self.migration = None;
         }
         self.importing = None;
+        self.imported = false;
         Ok(())
     }
 
@@ -195,6 +201,19 @@ impl Cluster {
     /// `None`, no longer (`CLUSTER IMPORT <slots> 2`, the move failed).
     pub fn set_importing(&mut self, slots: Option<(u16, u16)>) {
         self.importing = slots;
+        self.imported = false;
+    }
+
+    /// Slots `start..=end` came (`CLUSTER IMPORT <slots> 1`): every request for them is served
+    /// here until the controller's push says who owns them.
+    pub fn set_imported(&mut self, start: u16, end: u16) {
+        self.importing = Some((start, end));
+        self.imported = true;
+    }
+
+    /// Whether `slot` came here by a move the controller has not pushed yet.
+    pub fn imported(&self, slot: u16) -> bool {
+        self.imported && self.importing(slot)
     }
 
     /// Whether `slot` is on its way here: a request for it after `ASKING` is served.
@@ -289,6 +308,7 @@ impl Cluster {
         }
         match self.topology.owner_index(slot) {
             Some(node) if Some(node) == self.myself() => Route::Here,
+            Some(_) if self.imported(slot) => Route::Here,
             Some(node) => Route::Moved { slot, node },
             None => Route::Unbound,
         }

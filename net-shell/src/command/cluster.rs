@@ -21,10 +21,11 @@ const CLUSTERX_DISABLED: &str = "ERR Cluster mode is not enabled";
 ///
 /// `keys` lists the request's keys (it is asked more than once); `write` says whether the
 /// command writes. A request after `ASKING` (`asking`) is served for a slot another node owns
-/// and is moving here (`CLUSTER IMPORT`), as in Redis' importing state. While this node moves a slot away, a request whose
-/// keys are all still here is served here, one whose keys are all gone gets `-ASK` to the new
-/// owner, and a write to a key on its way gets `-TRYAGAIN`; once all are gone, every request
-/// gets `-ASK`, until the controller's push makes the new owner the owner.
+/// and is moving here (`CLUSTER IMPORT`), as in Redis' importing state. While this node moves a
+/// slot away, a request whose keys are all still here is served here, one whose keys are all
+/// gone gets `-ASK` to the new owner, and a write to a key on its way gets `-TRYAGAIN`; once
+/// the new owner has them all (`CLUSTER IMPORT <slots> 1` acknowledged), every request gets
+/// `-MOVED` to it, until the controller's push makes it the owner.
 pub(crate) fn redirect<'k, I: Iterator<Item = &'k [u8]>>(
     ctx: &mut Context<'_, '_>,
     keys: impl Fn() -> I,
@@ -76,10 +77,18 @@ fn migrating<'k, 't, I: Iterator<Item = &'k [u8]>>(
     let state = migration.state();
     let (host, port) = (node.host.clone(), node.port);
     match state {
-        MigrationState::Failed => None,
-        // Done: every key is there, but until the controller pushes the topology the new
-        // owner serves the slots only after `ASKING`, so keep sending clients there with it.
-        MigrationState::Running | MigrationState::Done => {
+        // Done: every key is there and the new owner serves the slots (it took `CLUSTER
+        // IMPORT <slots> 1`): clients go there for good, as Kvrocks sends them from a
+        // migrated slot.
+        MigrationState::Done => {
+            let _ = write!(text, "MOVED {slot} {host}:{port}");
+            Some(text.as_str())
+        }
+        // Failed before any key went: the slots are served here as before.
+        MigrationState::Failed if migration.moved() == 0 => None,
+        // Running, or failed after some keys went (they are there, and the new owner serves
+        // them after `ASKING`).
+        MigrationState::Running | MigrationState::Failed => {
             let now = ctx.clock.now;
             let total = keys().count();
             let here = keys().filter(|k| ctx.store.contains(k, now)).count();
@@ -453,8 +462,8 @@ pub(crate) fn setnodes(
 
 /// `CLUSTER IMPORT <slot|start-end> <state>` (Kvrocks' command, which the node moving slots
 /// here sends first on its connection): state 0, the slots are coming, so a request for them
-/// after `ASKING` is served; 1, they came (the same, until the controller's push); 2, the move
-/// failed.
+/// after `ASKING` is served; 1, they came, so every request for them is served, until the
+/// controller's push; 2, the move failed (nothing of them came).
 pub(crate) fn import(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
@@ -467,7 +476,8 @@ pub(crate) fn import(
         return error(out, "ERR Slot is out of range");
     };
     match argv[3] {
-        b"0" | b"1" => ctx.cluster.set_importing(Some((start, end))),
+        b"0" => ctx.cluster.set_importing(Some((start, end))),
+        b"1" => ctx.cluster.set_imported(start, end),
         b"2" => ctx.cluster.set_importing(None),
         _ => return error(out, "ERR Invalid import state"),
     }

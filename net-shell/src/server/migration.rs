@@ -47,6 +47,16 @@ impl Server<'_> {
             .migration()
             .is_some_and(|m| m.state() == MigrationState::Running);
         if !running {
+            // A migration that failed before any key went says so, if its link still carries.
+            let notice = self
+                .cluster
+                .migration_mut()
+                .and_then(|m| m.failure_notice());
+            if let (Some(notice), Some(link)) = (notice, self.migration_link.as_mut()) {
+                if !link.closing {
+                    link.pending = notice;
+                }
+            }
             return self.close_migration_link();
         }
         let Some(handle) = self.migration_link_handle(now) else {
@@ -78,10 +88,25 @@ impl Server<'_> {
             if got == 0 {
                 break;
             }
-            if let Some(m) = self.cluster.migration_mut() {
-                m.take_replies(&replies[..got], &mut self.store, now);
+            let Some(m) = self.cluster.migration_mut() else {
+                break;
+            };
+            #[cfg(feature = "pubsub")]
+            {
+                // A key moved away is deleted here with a `del` event, as Redis' `MIGRATE`
+                // deletes it.
+                let events = self.settings.keyspace_events;
+                let pubsub = &mut self.pubsub;
+                m.take_replies(&replies[..got], &mut self.store, now, |key| {
+                    pubsub.notify(events, crate::pubsub::KeyspaceEvents::GENERIC, "del", key);
+                });
             }
+            #[cfg(not(feature = "pubsub"))]
+            m.take_replies(&replies[..got], &mut self.store, now, |_| {});
         }
+        #[cfg(feature = "pubsub")]
+        self.deliver_messages(now);
+        let socket = self.sockets.control.get_mut::<tcp::Socket>(handle);
         let Some(link) = self.migration_link.as_mut() else {
             return false;
         };
@@ -124,7 +149,9 @@ impl Server<'_> {
             .connect(self.iface.context(), (address, port), local)
             .ok()?;
         let handle = self.sockets.control.add(socket);
-        let announcement = self.cluster.migration_mut()?.announce();
+        // As Kvrocks does: this node's own password, which a cluster's nodes share.
+        let password = self.settings.security.password();
+        let announcement = self.cluster.migration_mut()?.announce(password);
         self.migration_link = Some(MigrationLink {
             handle,
             pending: announcement,
@@ -135,12 +162,21 @@ impl Server<'_> {
     }
 
     /// Closes the connection to the new owner (a FIN, so the new owner's slot is free at
-    /// once), and removes the socket once closed. Whether it is still closing.
+    /// once) once what waits to go out on it is sent, and removes the socket once closed.
+    /// Whether it is still closing.
     fn close_migration_link(&mut self) -> bool {
         let Some(link) = self.migration_link.as_mut() else {
             return false;
         };
         let socket = self.sockets.control.get_mut::<tcp::Socket>(link.handle);
+        if !link.closing && !link.pending.is_empty() && socket.may_send() {
+            if let Ok(sent) = socket.send_slice(&link.pending) {
+                link.pending.drain(..sent);
+            }
+            if !link.pending.is_empty() {
+                return true;
+            }
+        }
         if !link.closing {
             link.closing = true;
             link.pending.clear();
