@@ -278,6 +278,10 @@ const NEWER_THAN_7_0: &[&[u8]] = &[
     b"hexpiretime",
     b"hpexpiretime",
     b"hpersist",
+    // Redis 8.0's.
+    b"hgetdel",
+    b"hgetex",
+    b"hsetex",
 ];
 
 /// Whether `name` (a `Value`) is one of [`NEWER_THAN_7_0`].

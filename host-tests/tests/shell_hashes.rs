@@ -270,3 +270,117 @@ fn fields_expire_at_their_tick_and_an_emptied_hash_goes() {
     );
     assert_eq!(sim.request(c, &["EXISTS", "h2"]), Reply::Int(0));
 }
+
+/// `HGETDEL`, `HGETEX` and `HSETEX` with the replies Redis 8.0 documents (no Redis that new
+/// here to compare with): values, nil for a field that is not there, deadlines given or
+/// cleared, `FNX`/`FXX`, and a hash that goes with its last field.
+#[test]
+fn hgetdel_hgetex_hsetex_answer_as_redis_documents() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let c = sim.connect_ready();
+    sim.server.set_unix_time(sim.now, 1_700_000_000_000);
+    let nil_or = |v: Option<&str>| v.map_or(Reply::Nil, Reply::bulk);
+    assert_eq!(
+        sim.request(
+            c,
+            &["HSETEX", "h", "FNX", "EX", "100", "FIELDS", "2", "a", "1", "b", "2"]
+        ),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "2", "a", "b"]),
+        ints(&[100, 100])
+    );
+    assert_eq!(
+        sim.request(c, &["HSETEX", "h", "FNX", "FIELDS", "1", "a", "9"]),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        sim.request(
+            c,
+            &["HSETEX", "h", "FXX", "KEEPTTL", "FIELDS", "1", "a", "3"]
+        ),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[100])
+    );
+    assert_eq!(
+        sim.request(
+            c,
+            &["HSETEX", "h", "FXX", "FIELDS", "2", "a", "4", "zz", "5"]
+        ),
+        Reply::Int(0)
+    );
+    assert_eq!(
+        sim.request(c, &["HSETEX", "h", "FIELDS", "1", "a", "5"]),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[-1])
+    );
+    assert_eq!(
+        sim.request(
+            c,
+            &["HGETEX", "h", "PX", "5000", "FIELDS", "3", "a", "b", "zz"]
+        ),
+        Reply::Array(vec![nil_or(Some("5")), nil_or(Some("2")), nil_or(None)])
+    );
+    assert_eq!(
+        sim.request(c, &["HPTTL", "h", "FIELDS", "2", "a", "b"]),
+        ints(&[5000, 5000])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "PERSIST", "FIELDS", "1", "a"]),
+        Reply::Array(vec![nil_or(Some("5"))])
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[-1])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "FIELDS", "1", "b"]),
+        Reply::Array(vec![nil_or(Some("2"))])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETDEL", "h", "FIELDS", "2", "a", "zz"]),
+        Reply::Array(vec![nil_or(Some("5")), nil_or(None)])
+    );
+    assert_eq!(sim.request(c, &["HEXISTS", "h", "a"]), Reply::Int(0));
+    assert_eq!(
+        sim.request(c, &["HGETDEL", "h", "FIELDS", "1", "b"]),
+        Reply::Array(vec![nil_or(Some("2"))])
+    );
+    assert_eq!(
+        sim.request(c, &["EXISTS", "h"]),
+        Reply::Int(0),
+        "gone with its last field"
+    );
+    for (args, text) in [
+        (
+            &["HGETEX", "h", "EX", "0", "FIELDS", "1", "a"][..],
+            "ERR invalid expire time in 'hgetex' command",
+        ),
+        (
+            &["HGETEX", "h", "EX", "x", "FIELDS", "1", "a"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            &["HSETEX", "h", "FNX", "FXX", "FIELDS", "1", "a", "1"],
+            "ERR syntax error",
+        ),
+        (
+            &["HSETEX", "h", "FIELDS", "2", "a", "1"],
+            "ERR The `numfields` parameter must match the number of arguments",
+        ),
+        (
+            &["HGETDEL", "h", "FIELD", "1", "a"],
+            "ERR Mandatory argument FIELDS is missing or not at the right position",
+        ),
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(text), "{args:?}");
+    }
+}

@@ -1,7 +1,7 @@
 //! Per-field time to live in hashes (Redis 7.4): `HEXPIRE`, `HPEXPIRE`, `HEXPIREAT`,
 //! `HPEXPIREAT` (`NX`/`XX`/`GT`/`LT`, `FIELDS numfields field …`), `HTTL`, `HPTTL`,
-//! `HEXPIRETIME`, `HPEXPIRETIME`, `HPERSIST`, with the replies Redis documents (Debian has no
-//! Redis that new to compare with).
+//! `HEXPIRETIME`, `HPEXPIRETIME`, `HPERSIST`, and Redis 8.0's `HGETDEL`, `HGETEX`, `HSETEX`,
+//! with the replies Redis documents (Debian has no Redis that new to compare with).
 //!
 //! A field's deadline is kept beside it in the hash's value (the last tick it lives through),
 //! and each deadline has a timer on timer-core ([`FieldTimers`]): the field is gone the tick
@@ -79,6 +79,15 @@ impl FieldTimers {
 
 /// The fields after `FIELDS numfields` at `argv[at..]`, as Redis 7.4 reads them.
 fn fields<'v>(argv: &'v [&'v [u8]], at: usize) -> Result<&'v [&'v [u8]], &'static str> {
+    fields_of(argv, at, 1)
+}
+
+/// [`fields`] where each field takes `width` words (2 for `HSETEX`'s field and value).
+fn fields_of<'v>(
+    argv: &'v [&'v [u8]],
+    at: usize,
+    width: usize,
+) -> Result<&'v [&'v [u8]], &'static str> {
     const FIELDS: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
     if argv.get(at).is_none_or(|word| !super::is(word, "fields")) {
         return Err(FIELDS);
@@ -88,8 +97,12 @@ fn fields<'v>(argv: &'v [&'v [u8]], at: usize) -> Result<&'v [&'v [u8]], &'stati
         .and_then(|word| crate::decimal::parse_i64(word))
         .filter(|&n| n >= 1)
         .ok_or("ERR Parameter `numFields` should be greater than 0")?;
-    let rest = &argv[at + 2..];
-    if usize::try_from(count).ok() != Some(rest.len()) {
+    let rest = argv.get(at + 2..).unwrap_or_default();
+    if usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(width))
+        != Some(rest.len())
+    {
         return Err("ERR The `numfields` parameter must match the number of arguments");
     }
     Ok(rest)
@@ -364,6 +377,270 @@ pub(crate) fn hpersist(
         out.integer(code)?;
     }
     Ok(After::Continue)
+}
+
+/// An expiry option of `HGETEX` and `HSETEX`: `EX`, `PX`, `EXAT` or `PXAT` and its time.
+fn expiry_option<'v>(
+    word: &[u8],
+    next: Option<&'v [u8]>,
+) -> Option<(Unit, bool, Option<&'v [u8]>)> {
+    let (unit, absolute) = [
+        ("ex", Unit::Seconds, false),
+        ("px", Unit::Milliseconds, false),
+        ("exat", Unit::Seconds, true),
+        ("pxat", Unit::Milliseconds, true),
+    ]
+    .into_iter()
+    .find(|(name, _, _)| super::is(word, name))
+    .map(|(_, unit, absolute)| (unit, absolute))?;
+    Some((unit, absolute, next))
+}
+
+/// What an expiry option's time gives.
+enum OptionTime {
+    NotInteger,
+    /// Not positive, or past Redis' range.
+    Invalid,
+    At(Tick),
+}
+
+/// A deadline from an expiry option's time (a positive integer, as Redis 8.0 documents).
+fn option_deadline(
+    clock: super::Clock,
+    (unit, absolute, amount): (Unit, bool, Option<&[u8]>),
+) -> OptionTime {
+    let amount = amount.unwrap_or_default();
+    match crate::decimal::parse_i64(amount) {
+        None => OptionTime::NotInteger,
+        Some(n) if n <= 0 => OptionTime::Invalid,
+        Some(_) => {
+            let when = When {
+                amount,
+                unit,
+                absolute,
+            };
+            match expiry::set_deadline(when, clock) {
+                Ok(at) => OptionTime::At(at),
+                Err(_) => OptionTime::Invalid,
+            }
+        }
+    }
+}
+
+/// `HGETDEL key FIELDS numfields field …` (Redis 8.0): each field's value (nil for none), and
+/// the fields deleted; the hash goes with its last field.
+pub(crate) fn hgetdel(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let fields = match fields(argv, 2) {
+        Ok(fields) => fields,
+        Err(text) => return error(out, text),
+    };
+    let key = argv[1];
+    let hash = hash_or_return!(ctx, key, out);
+    let mut delete: Vec<&[u8]> = Vec::new();
+    out.array_header(fields.len())?;
+    for &field in fields {
+        let value = hash.and_then(|hash| hash.get(field));
+        if value.is_some() && !delete.contains(&field) {
+            delete.push(field);
+        }
+        super::bulk_or_nil(out, value)?;
+    }
+    if delete.is_empty() {
+        return Ok(After::Continue);
+    }
+    let edit = Edit {
+        delete: &delete,
+        ..Edit::default()
+    };
+    let left = match rewrite(ctx, out, key, &edit) {
+        Ok((_, left)) => left,
+        Err(reply) => return reply,
+    };
+    ctx.notify(Class::Hash, "hdel", key);
+    if left == 0 {
+        ctx.notify(Class::Generic, "del", key);
+    }
+    Ok(After::Continue)
+}
+
+/// `HGETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST] FIELDS numfields field …` (Redis 8.0):
+/// each field's value (nil for none), and the fields that exist given the deadline (or none).
+pub(crate) fn hgetex(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let key = argv[1];
+    let (expiry, persist, at) = match argv.get(2) {
+        Some(word) if super::is(word, "persist") => (None, true, 3),
+        Some(word) => match expiry_option(word, argv.get(3).copied()) {
+            Some(option) => (Some(option), false, 4),
+            None => (None, false, 2),
+        },
+        None => (None, false, 2),
+    };
+    let fields = match fields(argv, at) {
+        Ok(fields) => fields,
+        Err(text) => return error(out, text),
+    };
+    let deadline = match expiry.map(|option| option_deadline(ctx.clock, option)) {
+        None => None,
+        Some(OptionTime::At(deadline)) => Some(deadline),
+        Some(OptionTime::NotInteger) => return error(out, super::NOT_INTEGER),
+        Some(OptionTime::Invalid) => {
+            return error(out, "ERR invalid expire time in 'hgetex' command")
+        }
+    };
+    let now = ctx.clock.now;
+    let hash = hash_or_return!(ctx, key, out);
+    let mut changed: Vec<(&[u8], Option<Tick>)> = Vec::new();
+    out.array_header(fields.len())?;
+    for &field in fields {
+        let value = hash.and_then(|hash| hash.get(field));
+        let has_deadline = hash
+            .and_then(|hash| hash.deadline(field))
+            .flatten()
+            .is_some();
+        if value.is_some() && (deadline.is_some() || (persist && has_deadline)) {
+            changed.push((field, deadline));
+        }
+        super::bulk_or_nil(out, value)?;
+    }
+    if changed.is_empty() {
+        return Ok(After::Continue);
+    }
+    let past = deadline.is_some_and(|at| at <= now);
+    let delete: Vec<&[u8]> = if past {
+        changed.iter().map(|(f, _)| *f).collect()
+    } else {
+        Vec::new()
+    };
+    let edit = Edit {
+        delete: &delete,
+        deadlines: if past { &[] } else { &changed },
+        ..Edit::default()
+    };
+    let left = match rewrite(ctx, out, key, &edit) {
+        Ok((_, left)) => left,
+        Err(reply) => return reply,
+    };
+    match deadline {
+        Some(_) if past => ctx.notify(Class::Hash, "hdel", key),
+        Some(at) => {
+            for (field, _) in &changed {
+                ctx.field_timers.add(key, field, at);
+            }
+            ctx.notify(Class::Hash, "hexpire", key);
+        }
+        None => ctx.notify(Class::Hash, "hpersist", key),
+    }
+    if left == 0 {
+        ctx.notify(Class::Generic, "del", key);
+    }
+    Ok(After::Continue)
+}
+
+/// `HSETEX key [FNX|FXX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL] FIELDS numfields field value …`
+/// (Redis 8.0): 1 if the fields were set (with the deadline given, their own with `KEEPTTL`,
+/// none otherwise), 0 if `FNX` or `FXX` refused them all.
+pub(crate) fn hsetex(
+    ctx: &mut Context<'_, '_>,
+    argv: &[&[u8]],
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let key = argv[1];
+    let (mut fnx, mut fxx, mut keep_ttl, mut expiry) = (false, false, false, None);
+    let mut at = 2;
+    while let Some(&word) = argv.get(at) {
+        if super::is(word, "fields") {
+            break;
+        } else if super::is(word, "fnx") && !fnx && !fxx {
+            fnx = true;
+        } else if super::is(word, "fxx") && !fnx && !fxx {
+            fxx = true;
+        } else if super::is(word, "keepttl") && !keep_ttl && expiry.is_none() {
+            keep_ttl = true;
+        } else if let (Some(option), false, None) = (
+            expiry_option(word, argv.get(at + 1).copied()),
+            keep_ttl,
+            expiry,
+        ) {
+            expiry = Some(option);
+            at += 1;
+        } else {
+            return error(out, super::SYNTAX);
+        }
+        at += 1;
+    }
+    let words = match fields_of(argv, at, 2) {
+        Ok(words) => words,
+        Err(text) => return error(out, text),
+    };
+    let deadline = match expiry.map(|option| option_deadline(ctx.clock, option)) {
+        None => None,
+        Some(OptionTime::At(deadline)) => Some(deadline),
+        Some(OptionTime::NotInteger) => return error(out, super::NOT_INTEGER),
+        Some(OptionTime::Invalid) => {
+            return error(out, "ERR invalid expire time in 'hsetex' command")
+        }
+    };
+    let now = ctx.clock.now;
+    let hash = hash_or_return!(ctx, key, out);
+    let made = hash.is_none();
+    let set: Vec<(&[u8], &[u8])> = words.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let exists = |field: &[u8]| hash.and_then(|hash| hash.get(field)).is_some();
+    if (fnx && set.iter().any(|(f, _)| exists(f))) || (fxx && !set.iter().all(|(f, _)| exists(f))) {
+        return super::integer(out, 0);
+    }
+    let past = deadline.is_some_and(|at| at <= now);
+    let fields: Vec<&[u8]> = set.iter().map(|(f, _)| *f).collect();
+    let deadlines: Vec<(&[u8], Option<Tick>)> = match deadline {
+        Some(at) if !past => fields.iter().map(|f| (*f, Some(at))).collect(),
+        _ => Vec::new(),
+    };
+    let edit = Edit {
+        set: if past { &[] } else { &set },
+        keep_ttl,
+        delete: if past { &fields } else { &[] },
+        deadlines: &[],
+    };
+    let left = match rewrite(ctx, out, key, &edit) {
+        Ok((_, left)) => left,
+        Err(reply) => return reply,
+    };
+    if !deadlines.is_empty() {
+        // The deadlines go on the values just written.
+        let edit = Edit {
+            deadlines: &deadlines,
+            ..Edit::default()
+        };
+        if let Err(reply) = rewrite(ctx, out, key, &edit) {
+            return reply;
+        }
+        for (field, at) in &deadlines {
+            if let Some(at) = at {
+                ctx.field_timers.add(key, field, *at);
+            }
+        }
+    }
+    if past {
+        if !made {
+            ctx.notify(Class::Hash, "hdel", key);
+        }
+        if left == 0 && !made {
+            ctx.notify(Class::Generic, "del", key);
+        }
+    } else {
+        ctx.written(made, Class::Hash, "hset", key);
+        if !deadlines.is_empty() {
+            ctx.notify(Class::Hash, "hexpire", key);
+        }
+    }
+    super::integer(out, 1)
 }
 
 /// The timers for the fields with deadlines of hash value `value`, now under `key` (a hash

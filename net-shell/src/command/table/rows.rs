@@ -239,6 +239,12 @@ pub(crate) static ROWS: &[Command] = &[
     #[cfg(feature = "hashes")]
     row("hpexpiretime", -5, READ_FAST, A::HASH, G::Hash, hash_ttl::hpexpiretime).keys(1, 1, 1).specs(KEY_RO_ACCESS),
     #[cfg(feature = "hashes")]
+    row("hgetdel", -5, WRITE_FAST, A::HASH, G::Hash, hash_ttl::hgetdel).keys(1, 1, 1).specs(KEY_RW_ACCESS_DELETE),
+    #[cfg(feature = "hashes")]
+    row("hgetex", -5, WRITE_FAST, A::HASH, G::Hash, hash_ttl::hgetex).keys(1, 1, 1).specs(KEY_RW_ACCESS_UPDATE),
+    #[cfg(feature = "hashes")]
+    row("hsetex", -6, WRITE_DENYOOM_FAST, A::HASH, G::Hash, hash_ttl::hsetex).keys(1, 1, 1).specs(KEY_RW_UPDATE),
+    #[cfg(feature = "hashes")]
     row("hpersist", -5, WRITE_FAST, A::HASH, G::Hash, hash_ttl::hpersist).keys(1, 1, 1).specs(KEY_RW_UPDATE),
     // Keys.
     row("del", -2, F::WRITE, A::KEYSPACE, G::Generic, keys::del).keys(1, -1, 1).tips(MULTI_SHARD_SUM)
