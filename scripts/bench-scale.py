@@ -8,8 +8,11 @@ leaves the namespace. For each server:
 
   rps -c 1000      redis-benchmark -c 1000 -n N -t set,get (requests per second)
   rps -c 50 +idle  redis-benchmark -c 50 -n N -t set,get while 10,000 idle clients are attached
+  RSS fresh/idle   RSS of the fresh server (before any client), and with 10,000 idle clients
+                   (each of which has sent one PING) attached, in MB
   RSS/idle conn    (RSS with 10,000 idle clients, each of which has sent one PING, - RSS
-                   before them) / 10,000, in bytes
+                   before them) / 10,000, in bytes (after the idle-close run: what the
+                   clients' buffers cost on a server that has held as many clients before)
   PING p50/p99     one client, PINGs one after another, with 0 and with 10,000 idle clients
   idle close       10,000 clients that send nothing, with the idle timeout (`CONFIG SET
                    timeout`) at T s: how long after T each close was seen, measured from when
@@ -157,6 +160,7 @@ def ping_each(conns):
 def measure(name, address, pid, args):
     """Every figure for one server, fresh: idle closes first, then the rest."""
     row = {"server": name}
+    row["rss_fresh"] = rss_bytes(pid)
     row["ping0"] = ping_latency(address)
     late, never = idle_closes(address, args.clients, args.timeout_s)
     row["close"] = (tapns.percentile(late, 0), tapns.percentile(late, 50),
@@ -172,7 +176,8 @@ def measure(name, address, pid, args):
     idle = connect_many(address, args.clients)
     ping_each(idle)
     time.sleep(1)
-    row["rss_per_conn"] = (rss_bytes(pid) - base) / args.clients
+    row["rss_idle"] = rss_bytes(pid)
+    row["rss_per_conn"] = (row["rss_idle"] - base) / args.clients
     row["ping_idle"] = ping_latency(address)
     row["rps50_idle"] = benchmark(address[0], address[1], 50, args.requests)
     for sock, _ in idle:
@@ -219,11 +224,13 @@ def main():
     print(f"## {n} clients, redis-benchmark -n {args.requests}, idle timeout {args.timeout_s} s\n")
     tapns.table(
         ["server", "SET/GET rps -c 1000", f"SET/GET rps -c 50, {n} idle",
-         "RSS per idle conn (B)", "PING p50/p99 µs, 0 idle", f"PING p50/p99 µs, {n} idle",
+         f"RSS MB fresh / {n} idle", "RSS per idle conn (B)", "PING p50/p99 µs, 0 idle",
+         f"PING p50/p99 µs, {n} idle",
          "idle close late first/median/last ms (not closed)", "server: latest close late (ms)"],
         [[r["server"],
           "%.0f / %.0f" % r["rps1000"],
           "%.0f / %.0f" % r["rps50_idle"],
+          "%.1f / %.1f" % (r["rss_fresh"] / 1e6, r["rss_idle"] / 1e6),
           "%.0f" % r["rss_per_conn"],
           "%.0f / %.0f" % (r["ping0"][0] * 1e6, r["ping0"][1] * 1e6),
           "%.0f / %.0f" % (r["ping_idle"][0] * 1e6, r["ping_idle"][1] * 1e6),
