@@ -3,7 +3,7 @@
 //! a negative one). Byte-for-byte agreement with Redis (every deterministic reply) is in
 //! `redis_diff`.
 
-use host_tests::sim::{Reply, Sim};
+use host_tests::sim::{Client, Reply, Sim};
 use net_shell::{ServerBuffers, Timeouts};
 
 fn bulks(reply: Reply) -> Vec<Vec<u8>> {
@@ -179,7 +179,7 @@ fn field_deadlines_answer_as_redis_documents() {
         ),
         (
             &["HEXPIRE", "h", "-1", "FIELDS", "1", "a"],
-            "ERR invalid expire time, must be >= 0 and <= 281474976710655",
+            "ERR invalid expire time, must be >= 0",
         ),
         (
             &["HEXPIRE", "h", "x", "FIELDS", "1", "a"],
@@ -187,7 +187,7 @@ fn field_deadlines_answer_as_redis_documents() {
         ),
         (
             &["HTTL", "h", "FIELDS", "x", "a"],
-            "ERR Parameter `numFields` should be greater than 0",
+            "ERR Number of fields must be a positive integer",
         ),
     ] {
         assert_eq!(sim.request(c, args), Reply::error(text), "{args:?}");
@@ -361,8 +361,8 @@ fn hgetdel_hgetex_hsetex_answer_as_redis_documents() {
     );
     for (args, text) in [
         (
-            &["HGETEX", "h", "EX", "0", "FIELDS", "1", "a"][..],
-            "ERR invalid expire time in 'hgetex' command",
+            &["HGETEX", "h", "EX", "-1", "FIELDS", "1", "a"][..],
+            "ERR invalid expire time, must be >= 0",
         ),
         (
             &["HGETEX", "h", "EX", "x", "FIELDS", "1", "a"],
@@ -370,11 +370,11 @@ fn hgetdel_hgetex_hsetex_answer_as_redis_documents() {
         ),
         (
             &["HSETEX", "h", "FNX", "FXX", "FIELDS", "1", "a", "1"],
-            "ERR syntax error",
+            "ERR Only one of FXX or FNX arguments can be specified",
         ),
         (
             &["HSETEX", "h", "FIELDS", "2", "a", "1"],
-            "ERR The `numfields` parameter must match the number of arguments",
+            "ERR wrong number of arguments for 'hsetex' command",
         ),
         (
             &["HGETDEL", "h", "FIELD", "1", "a"],
@@ -383,4 +383,340 @@ fn hgetdel_hgetex_hsetex_answer_as_redis_documents() {
     ] {
         assert_eq!(sim.request(c, args), Reply::error(text), "{args:?}");
     }
+}
+
+/// The keyevent channels heard by `listener` since last asked.
+fn events_heard(sim: &mut Sim<4, 16, 65536>, listener: Client) -> Vec<String> {
+    sim.replies(listener)
+        .into_iter()
+        .map(|reply| match reply {
+            Reply::Array(parts) => match &parts[2] {
+                Reply::Bulk(channel) => String::from_utf8_lossy(channel)
+                    .trim_start_matches("__keyevent@0__:")
+                    .to_owned(),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+/// A server whose unix time is 1,700,000,000,000 ms, a client, and a listener to every
+/// keyevent of classes `g`, `h` and `n`.
+fn with_listener(sim: &mut Sim<4, 16, 65536>) -> (Client, Client) {
+    let c = sim.connect_ready();
+    let listener = sim.connect_ready();
+    sim.server.set_unix_time(sim.now, 1_700_000_000_000);
+    assert_eq!(
+        sim.request(c, &["CONFIG", "SET", "notify-keyspace-events", "Eghn"]),
+        Reply::ok()
+    );
+    let args: Vec<&[u8]> = vec![b"PSUBSCRIBE", b"__keyevent@0__:*"];
+    sim.send(listener, &host_tests::sim::encode(&args));
+    let _ = sim.replies(listener);
+    (c, listener)
+}
+
+/// The `HEXPIRE` family as Redis 7.4's source reads it (src/t_hash.c, `hexpireGenericCommand`,
+/// `httlGenericCommand`, `hpersistCommand`; its tests in
+/// tests/unit/type/hash-field-expire.tcl): the key's type is checked first, then the time,
+/// then the condition, then `FIELDS`; times from 0 to 2^46 - 1 ms of Unix time; `HTTL` and
+/// `HEXPIRETIME` round seconds up; fields named twice are handled one after the other; one
+/// event per command (`hdel` when a field was deleted, else `hexpire`).
+#[test]
+fn hexpire_family_follows_redis_source() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let (c, listener) = with_listener(&mut sim);
+    assert_eq!(sim.request(c, &["SET", "s", "v"]), Reply::ok());
+    let _ = events_heard(&mut sim, listener);
+    // The type first: WRONGTYPE even with a bad time or count ("checkType" comes first).
+    for args in [
+        &["HEXPIRE", "s", "-1", "FIELDS", "1", "a"][..],
+        &["HTTL", "s", "FIELDS", "0", "a"],
+        &["HPERSIST", "s", "NOFIELDS", "1", "a"],
+        &["HGETDEL", "s", "FIELDS", "x", "a"],
+        &["HGETEX", "s", "EX", "-5", "FIELDS", "1", "a"],
+    ] {
+        assert!(
+            matches!(sim.request(c, args), Reply::Error(t) if t.starts_with("WRONGTYPE")),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "a", "1", "b", "2", "c", "3"]),
+        Reply::Int(3)
+    );
+    // The time before FIELDS: a negative time is named even when FIELDS is missing.
+    // hash-field-expire.tcl, "Verify that the expire time does not overflow".
+    let unix_s: i64 = 1_700_000_000;
+    let unix_ms: i64 = 1_700_000_000_000;
+    let limit: i64 = 1 << 46;
+    for (args, text) in [
+        (
+            vec![
+                "HEXPIRE".to_owned(),
+                "h".into(),
+                "-1".into(),
+                "a".into(),
+                "b".into(),
+                "c".into(),
+            ],
+            "ERR invalid expire time, must be >= 0".to_owned(),
+        ),
+        (
+            vec![
+                "HEXPIRE".to_owned(),
+                "h".into(),
+                (limit / 1000).to_string(),
+                "FIELDS".into(),
+                "1".into(),
+                "a".into(),
+            ],
+            "ERR invalid expire time in 'hexpire' command".to_owned(),
+        ),
+        (
+            vec![
+                "HEXPIREAT".to_owned(),
+                "h".into(),
+                ((1i64 << 48) / 1000 + unix_s + 100).to_string(),
+                "FIELDS".into(),
+                "1".into(),
+                "a".into(),
+            ],
+            "ERR invalid expire time in 'hexpireat' command".to_owned(),
+        ),
+        (
+            vec![
+                "HPEXPIRE".to_owned(),
+                "h".into(),
+                (limit - unix_ms + 100).to_string(),
+                "FIELDS".into(),
+                "1".into(),
+                "a".into(),
+            ],
+            "ERR invalid expire time in 'hpexpire' command".to_owned(),
+        ),
+        (
+            vec![
+                "HPEXPIREAT".to_owned(),
+                "h".into(),
+                limit.to_string(),
+                "FIELDS".into(),
+                "1".into(),
+                "a".into(),
+            ],
+            "ERR invalid expire time in 'hpexpireat' command".to_owned(),
+        ),
+    ] {
+        let words: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(sim.request(c, &words), Reply::error(&text), "{words:?}");
+    }
+    // "parameter expire-time near limit of 2^46": just below it is taken.
+    let below = (limit - unix_ms - 1000).to_string();
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", &below, "FIELDS", "1", "c"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        sim.request(c, &["HPERSIST", "h", "FIELDS", "1", "c"]),
+        ints(&[1])
+    );
+    // HTTL rounds up (1.4 s shows as 2, 0.3 s as 1), where TTL would round to the nearest;
+    // HEXPIRETIME too.
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "1400", "FIELDS", "1", "a"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[2])
+    );
+    assert_eq!(
+        sim.request(c, &["HEXPIRETIME", "h", "FIELDS", "1", "a"]),
+        ints(&[unix_s + 2])
+    );
+    sim.advance(1100);
+    assert_eq!(
+        sim.request(c, &["HPTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[300])
+    );
+    assert_eq!(
+        sim.request(c, &["HTTL", "h", "FIELDS", "1", "a"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        events_heard(&mut sim, listener),
+        ["new", "hset", "hexpire", "hpersist", "hexpire"]
+    );
+    // A field named twice sees what its first naming did: NX takes it once.
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "5000", "NX", "FIELDS", "2", "b", "b"]),
+        ints(&[1, 0])
+    );
+    // "HPEXPIREAT - field not exists or TTL is in the past": 2, 2, -2, 0 and one hdel event.
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "f1", "v1", "f2", "v2", "f4", "v4"]),
+        Reply::Int(3)
+    );
+    assert_eq!(
+        sim.request(c, &["HEXPIRE", "h", "1000", "NX", "FIELDS", "1", "f4"]),
+        ints(&[1])
+    );
+    let _ = events_heard(&mut sim, listener);
+    let past = ((unix_s - 1) * 1000).to_string();
+    assert_eq!(
+        sim.request(
+            c,
+            &[
+                "HPEXPIREAT",
+                "h",
+                &past,
+                "NX",
+                "FIELDS",
+                "4",
+                "f1",
+                "f2",
+                "f3",
+                "f4"
+            ]
+        ),
+        ints(&[2, 2, -2, 0])
+    );
+    assert_eq!(events_heard(&mut sim, listener), ["hdel"]);
+    // Deleted and given a deadline in one command: still one event, hdel.
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "0", "FIELDS", "2", "a", "a"]),
+        ints(&[2, -2])
+    );
+    assert_eq!(events_heard(&mut sim, listener), ["hdel"]);
+    // The last fields deleted: hdel, then del.
+    assert_eq!(
+        sim.request(c, &["HEXPIRE", "h", "0", "FIELDS", "3", "b", "c", "f4"]),
+        ints(&[2, 2, 2])
+    );
+    assert_eq!(events_heard(&mut sim, listener), ["hdel", "del"]);
+    assert_eq!(sim.request(c, &["EXISTS", "h"]), Reply::Int(0));
+}
+
+/// `HGETDEL`, `HGETEX` and `HSETEX` as Redis 8's source reads them (src/t_hash.c,
+/// `hgetdelCommand`, `hgetexCommand`, `hsetexParseArgs`, `hsetexCommand`, `parseExpireTime`):
+/// a time of 0 is taken and deletes; a field named twice is handled in turn; `HSETEX` reads
+/// its options before the key's type, with Redis' errors; the events each publishes.
+#[test]
+fn hgetdel_hgetex_hsetex_follow_redis_source() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let (c, listener) = with_listener(&mut sim);
+    let nil_or = |v: Option<&str>| v.map_or(Reply::Nil, Reply::bulk);
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "a", "1", "b", "2", "c", "3"]),
+        Reply::Int(3)
+    );
+    // HGETDEL: a field named twice is there the first time only.
+    assert_eq!(
+        sim.request(c, &["HGETDEL", "h", "FIELDS", "2", "a", "a"]),
+        Reply::Array(vec![nil_or(Some("1")), nil_or(None)])
+    );
+    // HGETEX EX 0: the value, then the field is gone (hdel).
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "EX", "0", "FIELDS", "2", "b", "b"]),
+        Reply::Array(vec![nil_or(Some("2")), nil_or(None)])
+    );
+    // PERSIST on a field without a deadline changes nothing and says nothing.
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "PERSIST", "FIELDS", "1", "c"]),
+        Reply::Array(vec![nil_or(Some("3"))])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "PX", "100", "FIELDS", "1", "c"]),
+        Reply::Array(vec![nil_or(Some("3"))])
+    );
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "PERSIST", "FIELDS", "1", "c"]),
+        Reply::Array(vec![nil_or(Some("3"))])
+    );
+    // The option only right after the key: PERSIST elsewhere is where FIELDS should be.
+    assert_eq!(
+        sim.request(c, &["HGETEX", "h", "FIELDS", "1", "c", "PERSIST"]),
+        Reply::error("ERR The `numfields` parameter must match the number of arguments")
+    );
+    assert_eq!(
+        events_heard(&mut sim, listener),
+        ["new", "hset", "hdel", "hdel", "hexpire", "hpersist"]
+    );
+    // HSETEX with a time in the past on a new key: set, then deleted; the key never stays.
+    assert_eq!(
+        sim.request(c, &["HSETEX", "n", "PX", "0", "FIELDS", "1", "a", "1"]),
+        Reply::Int(1)
+    );
+    assert_eq!(sim.request(c, &["EXISTS", "n"]), Reply::Int(0));
+    assert_eq!(
+        events_heard(&mut sim, listener),
+        ["new", "hset", "hdel", "del"]
+    );
+    assert_eq!(
+        sim.request(c, &["HSETEX", "h", "EX", "10", "FIELDS", "1", "d", "4"]),
+        Reply::Int(1)
+    );
+    assert_eq!(events_heard(&mut sim, listener), ["hset", "hexpire"]);
+    // FXX on no key: 0, and no key made.
+    assert_eq!(
+        sim.request(c, &["HSETEX", "none", "FXX", "FIELDS", "1", "a", "1"]),
+        Reply::Int(0)
+    );
+    assert_eq!(sim.request(c, &["EXISTS", "none"]), Reply::Int(0));
+    assert_eq!(sim.request(c, &["SET", "s", "v"]), Reply::ok());
+    // HSETEX reads its options before the key's type.
+    for (args, text) in [
+        (
+            &[
+                "HSETEX", "s", "EX", "10", "KEEPTTL", "FIELDS", "1", "a", "1",
+            ][..],
+            "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+        ),
+        (
+            &["HSETEX", "s", "KEEPTTL", "KEEPTTL", "FIELDS", "1", "a", "1"],
+            "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified",
+        ),
+        (
+            &["HSETEX", "s", "FXX", "FXX", "FIELDS", "1", "a", "1"],
+            "ERR Only one of FXX or FNX arguments can be specified",
+        ),
+        (
+            &["HSETEX", "s", "NX", "FIELDS", "1", "a", "1"],
+            "ERR unknown argument: NX",
+        ),
+        (
+            &["HSETEX", "s", "FIELDS", "0", "a", "1"],
+            "ERR invalid number of fields",
+        ),
+        (
+            &["HSETEX", "s", "FIELDS", "1", "a", "1", "b"],
+            "ERR wrong number of arguments for 'hsetex' command",
+        ),
+        (
+            &["HSETEX", "s", "EX", "-1", "FIELDS", "1", "a", "1"],
+            "ERR invalid expire time, must be >= 0",
+        ),
+        (
+            &[
+                "HSETEX",
+                "s",
+                "PXAT",
+                "70368744177664",
+                "FIELDS",
+                "1",
+                "a",
+                "1",
+            ],
+            "ERR invalid expire time in 'hsetex' command",
+        ),
+    ] {
+        assert_eq!(sim.request(c, args), Reply::error(text), "{args:?}");
+    }
+    assert!(matches!(
+        sim.request(c, &["HSETEX", "s", "EX", "10", "FIELDS", "1", "a", "1"]),
+        Reply::Error(t) if t.starts_with("WRONGTYPE")
+    ));
 }

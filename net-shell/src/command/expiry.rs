@@ -66,13 +66,13 @@ impl Refused {
 }
 
 /// The Unix time in ms, or the uptime standing in for it.
-fn base(clock: Clock) -> i64 {
+pub(crate) fn base(clock: Clock) -> i64 {
     clock.unix_ms.unwrap_or(clock.now).min(MAX_MS) as i64
 }
 
 /// The tick at which Unix time `when` comes: `now + (when - unix_now)`, at least 0 and at
 /// most [`MAX_MS`].
-fn tick_at(when: i64, clock: Clock) -> Tick {
+pub(crate) fn tick_at(when: i64, clock: Clock) -> Tick {
     let at = i128::from(clock.now) + i128::from(when) - i128::from(base(clock));
     at.clamp(0, i128::from(MAX_MS)) as Tick
 }

@@ -1,7 +1,9 @@
 //! Per-field time to live in hashes (Redis 7.4): `HEXPIRE`, `HPEXPIRE`, `HEXPIREAT`,
 //! `HPEXPIREAT` (`NX`/`XX`/`GT`/`LT`, `FIELDS numfields field …`), `HTTL`, `HPTTL`,
 //! `HEXPIRETIME`, `HPEXPIRETIME`, `HPERSIST`, and Redis 8.0's `HGETDEL`, `HGETEX`, `HSETEX`,
-//! with the replies Redis documents (Debian has no Redis that new to compare with).
+//! checked against Redis' own source (`src/t_hash.c`) and tests, since Debian has no Redis
+//! that new to compare with: its order of checks, error texts, reply codes, rounding and
+//! events.
 //!
 //! A field's deadline is kept beside it in the hash's value (the last tick it lives through),
 //! and each deadline has a timer on timer-core ([`FieldTimers`]): the field is gone the tick
@@ -15,8 +17,8 @@ use alloc::vec::Vec;
 use timer_core::{Expired, HeapSlot, Tick, TimerHeapOn, TimerQueue};
 
 use super::events::Class;
-use super::expiry::{self, Unit, When};
-use super::hashes::{hash_or_return, rewrite, Edit};
+use super::expiry::{self, Unit};
+use super::hashes::{hash_or_return, rewrite, Edit, Hash};
 use super::{error, After, Context, Reply, ReplyWriter};
 
 /// Which field of which key a timer is for.
@@ -77,35 +79,159 @@ impl FieldTimers {
     }
 }
 
-/// The fields after `FIELDS numfields` at `argv[at..]`, as Redis 7.4 reads them.
-fn fields<'v>(argv: &'v [&'v [u8]], at: usize) -> Result<&'v [&'v [u8]], &'static str> {
-    fields_of(argv, at, 1)
-}
+/// `HEXPIRE`'s error for a count of fields that is not a positive integer.
+const NUMFIELDS_HEXPIRE: &str = "ERR Parameter `numFields` should be greater than 0";
+/// The other commands' error for it (`HTTL`, `HPERSIST`, `HGETDEL`, `HGETEX`).
+const NUMFIELDS: &str = "ERR Number of fields must be a positive integer";
+/// `HSETEX`'s error for it.
+const NUMFIELDS_HSETEX: &str = "ERR invalid number of fields";
 
-/// [`fields`] where each field takes `width` words (2 for `HSETEX`'s field and value).
-fn fields_of<'v>(
+/// The latest Unix time in ms a field may be given: Redis' `HFE_MAX_ABS_TIME_MSEC`
+/// (2^46 - 1, a quarter of its bucket structure's 48-bit range).
+const MAX_FIELD_UNIX_MS: i64 = (1 << 46) - 1;
+
+/// The fields after `FIELDS numfields` (`argv[at]` is `FIELDS`), as Redis reads them: `FIELDS`
+/// there, a count from 1 (else `count_error`), exactly that many fields after it.
+fn fields<'v>(
     argv: &'v [&'v [u8]],
     at: usize,
-    width: usize,
+    count_error: &'static str,
 ) -> Result<&'v [&'v [u8]], &'static str> {
-    const FIELDS: &str = "ERR Mandatory argument FIELDS is missing or not at the right position";
     if argv.get(at).is_none_or(|word| !super::is(word, "fields")) {
-        return Err(FIELDS);
+        return Err("ERR Mandatory argument FIELDS is missing or not at the right position");
     }
     let count = argv
         .get(at + 1)
         .and_then(|word| crate::decimal::parse_i64(word))
         .filter(|&n| n >= 1)
-        .ok_or("ERR Parameter `numFields` should be greater than 0")?;
+        .ok_or(count_error)?;
     let rest = argv.get(at + 2..).unwrap_or_default();
-    if usize::try_from(count)
-        .ok()
-        .and_then(|n| n.checked_mul(width))
-        != Some(rest.len())
-    {
+    if usize::try_from(count).ok() != Some(rest.len()) {
         return Err("ERR The `numfields` parameter must match the number of arguments");
     }
     Ok(rest)
+}
+
+/// Why a field's time was refused.
+enum BadTime {
+    /// Redis' `getLongLongFromObjectOrReply`.
+    NotInteger,
+    /// `ERR invalid expire time, must be >= 0`.
+    Negative,
+    /// Past [`MAX_FIELD_UNIX_MS`]: `ERR invalid expire time in '<command>' command`.
+    TooLate,
+    /// An absolute time, and this build has no wall clock.
+    NoWallClock,
+}
+
+impl BadTime {
+    fn reply(self, out: &mut ReplyWriter<'_>, command: &str) -> Reply {
+        match self {
+            Self::NotInteger => error(out, super::NOT_INTEGER),
+            Self::Negative => error(out, "ERR invalid expire time, must be >= 0"),
+            Self::TooLate => expiry::Refused::Invalid.reply(out, command),
+            Self::NoWallClock => expiry::Refused::NoWallClock.reply(out, command),
+        }
+    }
+}
+
+/// A field's deadline from a time argument, as Redis' `parseExpireTime` checks it: an
+/// integer from 0, whose Unix time in ms is at most [`MAX_FIELD_UNIX_MS`]. Relative times
+/// count from now; a time not after now is the past (the field is deleted).
+fn field_deadline(
+    amount: &[u8],
+    unit: Unit,
+    absolute: bool,
+    clock: super::Clock,
+) -> Result<Tick, BadTime> {
+    let amount = crate::decimal::parse_i64(amount).ok_or(BadTime::NotInteger)?;
+    if amount < 0 {
+        return Err(BadTime::Negative);
+    }
+    let ms = match unit {
+        Unit::Seconds if amount > MAX_FIELD_UNIX_MS / 1000 => return Err(BadTime::TooLate),
+        Unit::Seconds => amount * 1000,
+        Unit::Milliseconds => amount,
+    };
+    let base = if absolute { 0 } else { expiry::base(clock) };
+    if ms > MAX_FIELD_UNIX_MS - base {
+        return Err(BadTime::TooLate);
+    }
+    if absolute && clock.unix_ms.is_none() {
+        return Err(BadTime::NoWallClock);
+    }
+    Ok(expiry::tick_at(ms + base, clock))
+}
+
+/// A field's state in a command that changes fields one after another, as Redis does: a
+/// field named twice sees what the first naming did to it.
+struct Changes<'v> {
+    /// Each field changed, once, with its state now: `None` deleted, `Some(deadline)`.
+    changed: Vec<(&'v [u8], Option<Option<Tick>>)>,
+}
+
+impl<'v> Changes<'v> {
+    fn new() -> Self {
+        Self {
+            changed: Vec::new(),
+        }
+    }
+
+    /// `field`'s deadline now (`None`: no such field), given the hash as it was.
+    fn deadline(&self, hash: Option<Hash<'_>>, field: &[u8]) -> Option<Option<Tick>> {
+        match self.changed.iter().find(|(f, _)| *f == field) {
+            Some((_, state)) => *state,
+            None => hash.and_then(|hash| hash.deadline(field)),
+        }
+    }
+
+    /// `field`'s value now, given the hash as it was.
+    fn value<'h>(&self, hash: Option<Hash<'h>>, field: &[u8]) -> Option<&'h [u8]> {
+        match self.changed.iter().find(|(f, _)| *f == field) {
+            Some((_, None)) => None,
+            _ => hash.and_then(|hash| hash.get(field)),
+        }
+    }
+
+    fn record(&mut self, field: &'v [u8], state: Option<Option<Tick>>) {
+        match self.changed.iter_mut().find(|(f, _)| *f == field) {
+            Some(entry) => entry.1 = state,
+            None => self.changed.push((field, state)),
+        }
+    }
+
+    /// Writes the changes to hash `key` and starts the timers of the new deadlines: `Ok`, the
+    /// fields left.
+    fn apply(
+        &self,
+        ctx: &mut Context<'_, '_>,
+        out: &mut ReplyWriter<'_>,
+        key: &[u8],
+    ) -> Result<usize, Reply> {
+        let delete: Vec<&[u8]> = self
+            .changed
+            .iter()
+            .filter(|(_, state)| state.is_none())
+            .map(|(f, _)| *f)
+            .collect();
+        let deadlines: Vec<(&[u8], Option<Tick>)> = self
+            .changed
+            .iter()
+            .filter_map(|(f, state)| state.map(|at| (*f, at)))
+            .collect();
+        let edit = Edit {
+            delete: &delete,
+            deadlines: &deadlines,
+            ..Edit::default()
+        };
+        let (_, left) = rewrite(ctx, out, key, &edit)?;
+        for (field, at) in &deadlines {
+            if let Some(at) = at {
+                ctx.field_timers.add(key, field, *at);
+            }
+        }
+        Ok(left)
+    }
 }
 
 /// The conditions `HEXPIRE` takes.
@@ -120,7 +246,8 @@ enum Condition {
 
 impl Condition {
     /// Whether a field whose deadline is `current` (`None`: none, an infinite time to live)
-    /// may get `deadline`.
+    /// may get `deadline`: `GT` refuses a field without one, `LT` takes it (t_hash.c,
+    /// `hashTypeSetExpiryListpack`).
     fn allows(self, current: Option<Tick>, deadline: Tick) -> bool {
         match (self, current) {
             (Self::Always, _) => true,
@@ -132,25 +259,32 @@ impl Condition {
     }
 }
 
-/// Redis 7.4's `hexpireGenericCommand`: each field answers -2 (no such field or key), 0 (the
+/// Replies with one integer per code.
+fn codes_reply(out: &mut ReplyWriter<'_>, codes: &[i64]) -> Reply {
+    out.array_header(codes.len())?;
+    for &code in codes {
+        out.integer(code)?;
+    }
+    Ok(After::Continue)
+}
+
+/// Redis 7.4's `hexpireGenericCommand`, in its order: the key's type, the time, the
+/// condition, `FIELDS`. Each field, in turn, answers -2 (no such field or key), 0 (the
 /// condition refused it), 1 (deadline set) or 2 (deleted: the time is not in the future).
+/// One event: `hdel` if a field was deleted (and `del` if the hash went), else `hexpire`.
 fn hexpire_generic(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
-    unit: Unit,
-    absolute: bool,
+    (command, unit, absolute): (&str, Unit, bool),
 ) -> Reply {
     let (key, amount) = (argv[1], argv[2]);
-    let Some(number) = crate::decimal::parse_i64(amount) else {
-        return error(out, super::NOT_INTEGER);
+    let clock = ctx.clock;
+    let hash = hash_or_return!(ctx, key, out);
+    let deadline = match field_deadline(amount, unit, absolute, clock) {
+        Ok(at) => at,
+        Err(bad) => return bad.reply(out, command),
     };
-    if number < 0 {
-        return error(
-            out,
-            "ERR invalid expire time, must be >= 0 and <= 281474976710655",
-        );
-    }
     let (condition, at) = match argv.get(3) {
         Some(word) if super::is(word, "nx") => (Condition::Nx, 4),
         Some(word) if super::is(word, "xx") => (Condition::Xx, 4),
@@ -158,74 +292,43 @@ fn hexpire_generic(
         Some(word) if super::is(word, "lt") => (Condition::Lt, 4),
         _ => (Condition::Always, 3),
     };
-    let fields = match fields(argv, at) {
+    let fields = match fields(argv, at, NUMFIELDS_HEXPIRE) {
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let when = When {
-        amount,
-        unit,
-        absolute,
-    };
-    let deadline = match expiry::expire_deadline(when, ctx.clock) {
-        Ok(at) => at,
-        Err(refused) => return refused.reply(out, ""),
-    };
-    let now = ctx.clock.now;
-    let Some(hash) = hash_or_return!(ctx, key, out) else {
-        out.array_header(fields.len())?;
-        for _ in fields {
-            out.integer(-2)?;
-        }
-        return Ok(After::Continue);
-    };
-    // The answer for each field, and the change.
+    let mut changes = Changes::new();
     let mut codes: Vec<i64> = Vec::with_capacity(fields.len());
-    let mut deadlines: Vec<(&[u8], Option<Tick>)> = Vec::new();
-    let mut delete: Vec<&[u8]> = Vec::new();
     for &field in fields {
-        let code = match hash.deadline(field) {
+        let code = match changes.deadline(hash, field) {
             None => -2,
             Some(current) if !condition.allows(current, deadline) => 0,
-            Some(_) if deadline <= now => {
-                delete.push(field);
+            Some(_) if deadline <= clock.now => {
+                changes.record(field, None);
                 2
             }
             Some(_) => {
-                deadlines.push((field, Some(deadline)));
+                changes.record(field, Some(Some(deadline)));
                 1
             }
         };
         codes.push(code);
     }
-    if !deadlines.is_empty() || !delete.is_empty() {
-        let edit = Edit {
-            delete: &delete,
-            deadlines: &deadlines,
-            ..Edit::default()
-        };
-        let left = match rewrite(ctx, out, key, &edit) {
-            Ok((_, left)) => left,
+    if !changes.changed.is_empty() {
+        let deleted = codes.contains(&2);
+        let left = match changes.apply(ctx, out, key) {
+            Ok(left) => left,
             Err(reply) => return reply,
         };
-        for (field, _) in &deadlines {
-            ctx.field_timers.add(key, field, deadline);
-        }
-        if !deadlines.is_empty() {
+        if deleted {
+            ctx.notify(Class::Hash, "hdel", key);
+            if left == 0 {
+                ctx.notify(Class::Generic, "del", key);
+            }
+        } else {
             ctx.notify(Class::Hash, "hexpire", key);
         }
-        if !delete.is_empty() {
-            ctx.notify(Class::Hash, "hdel", key);
-        }
-        if left == 0 {
-            ctx.notify(Class::Generic, "del", key);
-        }
     }
-    out.array_header(codes.len())?;
-    for code in codes {
-        out.integer(code)?;
-    }
-    Ok(After::Continue)
+    codes_reply(out, &codes)
 }
 
 /// `HEXPIRE key seconds [NX|XX|GT|LT] FIELDS numfields field …`.
@@ -234,7 +337,7 @@ pub(crate) fn hexpire(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    hexpire_generic(ctx, argv, out, Unit::Seconds, false)
+    hexpire_generic(ctx, argv, out, ("hexpire", Unit::Seconds, false))
 }
 
 /// `HPEXPIRE key ms [NX|XX|GT|LT] FIELDS numfields field …`.
@@ -243,7 +346,7 @@ pub(crate) fn hpexpire(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    hexpire_generic(ctx, argv, out, Unit::Milliseconds, false)
+    hexpire_generic(ctx, argv, out, ("hpexpire", Unit::Milliseconds, false))
 }
 
 /// `HEXPIREAT key unix-seconds [NX|XX|GT|LT] FIELDS numfields field …`.
@@ -252,7 +355,7 @@ pub(crate) fn hexpireat(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    hexpire_generic(ctx, argv, out, Unit::Seconds, true)
+    hexpire_generic(ctx, argv, out, ("hexpireat", Unit::Seconds, true))
 }
 
 /// `HPEXPIREAT key unix-ms [NX|XX|GT|LT] FIELDS numfields field …`.
@@ -261,7 +364,7 @@ pub(crate) fn hpexpireat(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    hexpire_generic(ctx, argv, out, Unit::Milliseconds, true)
+    hexpire_generic(ctx, argv, out, ("hpexpireat", Unit::Milliseconds, true))
 }
 
 /// What `HTTL` and its kin answer for a field with a deadline.
@@ -274,19 +377,21 @@ enum Shown {
 }
 
 /// `HTTL`, `HPTTL`, `HEXPIRETIME`, `HPEXPIRETIME key FIELDS numfields field …`: each field
-/// answers -2 (no such field or key), -1 (no deadline) or its time.
+/// answers -2 (no such field or key), -1 (no deadline) or its time. Seconds are rounded up,
+/// as Redis' `httlGenericCommand` does (`(expire + 999 - basetime) / 1000`), unlike `TTL`'s
+/// rounding to the nearest.
 fn httl_generic(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
     shown: Shown,
 ) -> Reply {
-    let fields = match fields(argv, 2) {
+    let clock = ctx.clock;
+    let hash = hash_or_return!(ctx, argv[1], out);
+    let fields = match fields(argv, 2, NUMFIELDS) {
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let clock = ctx.clock;
-    let hash = hash_or_return!(ctx, argv[1], out);
     out.array_header(fields.len())?;
     for field in fields {
         let value = match hash.and_then(|hash| hash.deadline(field)) {
@@ -296,9 +401,9 @@ fn httl_generic(
                 let left = at.saturating_sub(clock.now);
                 let unix = || expiry::unix_of(at, clock).unwrap_or(0);
                 let value = match shown {
-                    Shown::Seconds => left.saturating_add(500) / 1000,
+                    Shown::Seconds => left.saturating_add(999) / 1000,
                     Shown::Milliseconds => left,
-                    Shown::UnixSeconds => unix() / 1000,
+                    Shown::UnixSeconds => unix().saturating_add(999) / 1000,
                     Shown::UnixMilliseconds => unix(),
                 };
                 value.min(expiry::MAX_MS) as i64
@@ -338,126 +443,67 @@ pub(crate) fn hpexpiretime(
 }
 
 /// `HPERSIST key FIELDS numfields field …`: each field answers -2 (no such field or key), -1
-/// (no deadline) or 1 (deadline removed).
+/// (no deadline) or 1 (deadline removed); `hpersist` if any was.
 pub(crate) fn hpersist(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let fields = match fields(argv, 2) {
+    let key = argv[1];
+    let hash = hash_or_return!(ctx, key, out);
+    let fields = match fields(argv, 2, NUMFIELDS) {
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let key = argv[1];
-    let hash = hash_or_return!(ctx, key, out);
+    let mut changes = Changes::new();
     let mut codes: Vec<i64> = Vec::with_capacity(fields.len());
-    let mut persist: Vec<(&[u8], Option<Tick>)> = Vec::new();
     for &field in fields {
-        codes.push(match hash.and_then(|hash| hash.deadline(field)) {
+        codes.push(match changes.deadline(hash, field) {
             None => -2,
             Some(None) => -1,
             Some(Some(_)) => {
-                persist.push((field, None));
+                changes.record(field, Some(None));
                 1
             }
         });
     }
-    if !persist.is_empty() {
-        let edit = Edit {
-            deadlines: &persist,
-            ..Edit::default()
-        };
-        if let Err(reply) = rewrite(ctx, out, key, &edit) {
+    if !changes.changed.is_empty() {
+        if let Err(reply) = changes.apply(ctx, out, key) {
             return reply;
         }
         ctx.notify(Class::Hash, "hpersist", key);
     }
-    out.array_header(codes.len())?;
-    for code in codes {
-        out.integer(code)?;
-    }
-    Ok(After::Continue)
+    codes_reply(out, &codes)
 }
 
-/// An expiry option of `HGETEX` and `HSETEX`: `EX`, `PX`, `EXAT` or `PXAT` and its time.
-fn expiry_option<'v>(
-    word: &[u8],
-    next: Option<&'v [u8]>,
-) -> Option<(Unit, bool, Option<&'v [u8]>)> {
-    let (unit, absolute) = [
-        ("ex", Unit::Seconds, false),
-        ("px", Unit::Milliseconds, false),
-        ("exat", Unit::Seconds, true),
-        ("pxat", Unit::Milliseconds, true),
-    ]
-    .into_iter()
-    .find(|(name, _, _)| super::is(word, name))
-    .map(|(_, unit, absolute)| (unit, absolute))?;
-    Some((unit, absolute, next))
-}
-
-/// What an expiry option's time gives.
-enum OptionTime {
-    NotInteger,
-    /// Not positive, or past Redis' range.
-    Invalid,
-    At(Tick),
-}
-
-/// A deadline from an expiry option's time (a positive integer, as Redis 8.0 documents).
-fn option_deadline(
-    clock: super::Clock,
-    (unit, absolute, amount): (Unit, bool, Option<&[u8]>),
-) -> OptionTime {
-    let amount = amount.unwrap_or_default();
-    match crate::decimal::parse_i64(amount) {
-        None => OptionTime::NotInteger,
-        Some(n) if n <= 0 => OptionTime::Invalid,
-        Some(_) => {
-            let when = When {
-                amount,
-                unit,
-                absolute,
-            };
-            match expiry::set_deadline(when, clock) {
-                Ok(at) => OptionTime::At(at),
-                Err(_) => OptionTime::Invalid,
-            }
-        }
-    }
-}
-
-/// `HGETDEL key FIELDS numfields field …` (Redis 8.0): each field's value (nil for none), and
-/// the fields deleted; the hash goes with its last field.
+/// `HGETDEL key FIELDS numfields field …` (Redis 8.0): each field's value (nil for none, or
+/// for a field named again after it was deleted), and the fields deleted (`hdel`); the hash
+/// goes with its last field (`del`).
 pub(crate) fn hgetdel(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let fields = match fields(argv, 2) {
+    let key = argv[1];
+    let hash = hash_or_return!(ctx, key, out);
+    let fields = match fields(argv, 2, NUMFIELDS) {
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let key = argv[1];
-    let hash = hash_or_return!(ctx, key, out);
-    let mut delete: Vec<&[u8]> = Vec::new();
+    let mut changes = Changes::new();
     out.array_header(fields.len())?;
     for &field in fields {
-        let value = hash.and_then(|hash| hash.get(field));
-        if value.is_some() && !delete.contains(&field) {
-            delete.push(field);
+        let value = changes.value(hash, field);
+        if value.is_some() {
+            changes.record(field, None);
         }
         super::bulk_or_nil(out, value)?;
     }
-    if delete.is_empty() {
+    if changes.changed.is_empty() {
         return Ok(After::Continue);
     }
-    let edit = Edit {
-        delete: &delete,
-        ..Edit::default()
-    };
-    let left = match rewrite(ctx, out, key, &edit) {
-        Ok((_, left)) => left,
+    let left = match changes.apply(ctx, out, key) {
+        Ok(left) => left,
         Err(reply) => return reply,
     };
     ctx.notify(Class::Hash, "hdel", key);
@@ -467,76 +513,94 @@ pub(crate) fn hgetdel(
     Ok(After::Continue)
 }
 
-/// `HGETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST] FIELDS numfields field …` (Redis 8.0):
-/// each field's value (nil for none), and the fields that exist given the deadline (or none).
+/// An expiry option's word: `EX`, `PX`, `EXAT` or `PXAT`, as unit and whether absolute.
+fn expiry_option(word: &[u8]) -> Option<(Unit, bool)> {
+    [
+        ("ex", Unit::Seconds, false),
+        ("px", Unit::Milliseconds, false),
+        ("exat", Unit::Seconds, true),
+        ("pxat", Unit::Milliseconds, true),
+    ]
+    .into_iter()
+    .find(|(name, _, _)| super::is(word, name))
+    .map(|(_, unit, absolute)| (unit, absolute))
+}
+
+/// What `HGETEX` does to the fields it reads.
+#[derive(Clone, Copy)]
+enum GetexChange {
+    None,
+    Persist,
+    Deadline(Tick),
+}
+
+/// `HGETEX key [EX s|PX ms|EXAT t|PXAT t|PERSIST] FIELDS numfields field …` (Redis 8.0), in
+/// Redis' order: the key's type, the option (only right after the key), `FIELDS`. Each
+/// field's value (nil for none); a field there gets the deadline (deleted if it is not in the
+/// future) or loses its own. One event: `hpersist` or `hexpire` if a deadline changed, else
+/// `hdel` if a field was deleted; `del` if the hash went.
 pub(crate) fn hgetex(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let key = argv[1];
-    let (expiry, persist, at) = match argv.get(2) {
-        Some(word) if super::is(word, "persist") => (None, true, 3),
-        Some(word) => match expiry_option(word, argv.get(3).copied()) {
-            Some(option) => (Some(option), false, 4),
-            None => (None, false, 2),
-        },
-        None => (None, false, 2),
+    let clock = ctx.clock;
+    let hash = hash_or_return!(ctx, key, out);
+    let word = argv.get(2).copied().unwrap_or_default();
+    let (change, at) = if let Some((unit, absolute)) = expiry_option(word) {
+        let amount = argv.get(3).copied().unwrap_or_default();
+        match field_deadline(amount, unit, absolute, clock) {
+            Ok(deadline) => (GetexChange::Deadline(deadline), 4),
+            Err(bad) => return bad.reply(out, "hgetex"),
+        }
+    } else if super::is(word, "persist") {
+        (GetexChange::Persist, 3)
+    } else {
+        (GetexChange::None, 2)
     };
-    let fields = match fields(argv, at) {
+    let fields = match fields(argv, at, NUMFIELDS) {
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let deadline = match expiry.map(|option| option_deadline(ctx.clock, option)) {
-        None => None,
-        Some(OptionTime::At(deadline)) => Some(deadline),
-        Some(OptionTime::NotInteger) => return error(out, super::NOT_INTEGER),
-        Some(OptionTime::Invalid) => {
-            return error(out, "ERR invalid expire time in 'hgetex' command")
-        }
-    };
-    let now = ctx.clock.now;
-    let hash = hash_or_return!(ctx, key, out);
-    let mut changed: Vec<(&[u8], Option<Tick>)> = Vec::new();
+    let mut changes = Changes::new();
+    let (mut updated, mut deleted) = (false, false);
     out.array_header(fields.len())?;
     for &field in fields {
-        let value = hash.and_then(|hash| hash.get(field));
-        let has_deadline = hash
-            .and_then(|hash| hash.deadline(field))
-            .flatten()
-            .is_some();
-        if value.is_some() && (deadline.is_some() || (persist && has_deadline)) {
-            changed.push((field, deadline));
+        let value = changes.value(hash, field);
+        if value.is_some() {
+            match change {
+                GetexChange::None => {}
+                GetexChange::Persist => {
+                    if changes.deadline(hash, field).flatten().is_some() {
+                        changes.record(field, Some(None));
+                        updated = true;
+                    }
+                }
+                GetexChange::Deadline(at) if at <= clock.now => {
+                    changes.record(field, None);
+                    deleted = true;
+                }
+                GetexChange::Deadline(at) => {
+                    changes.record(field, Some(Some(at)));
+                    updated = true;
+                }
+            }
         }
         super::bulk_or_nil(out, value)?;
     }
-    if changed.is_empty() {
+    if changes.changed.is_empty() {
         return Ok(After::Continue);
     }
-    let past = deadline.is_some_and(|at| at <= now);
-    let delete: Vec<&[u8]> = if past {
-        changed.iter().map(|(f, _)| *f).collect()
-    } else {
-        Vec::new()
-    };
-    let edit = Edit {
-        delete: &delete,
-        deadlines: if past { &[] } else { &changed },
-        ..Edit::default()
-    };
-    let left = match rewrite(ctx, out, key, &edit) {
-        Ok((_, left)) => left,
+    let left = match changes.apply(ctx, out, key) {
+        Ok(left) => left,
         Err(reply) => return reply,
     };
-    match deadline {
-        Some(_) if past => ctx.notify(Class::Hash, "hdel", key),
-        Some(at) => {
-            for (field, _) in &changed {
-                ctx.field_timers.add(key, field, at);
-            }
-            ctx.notify(Class::Hash, "hexpire", key);
-        }
-        None => ctx.notify(Class::Hash, "hpersist", key),
+    match change {
+        GetexChange::Persist if updated => ctx.notify(Class::Hash, "hpersist", key),
+        _ if updated => ctx.notify(Class::Hash, "hexpire", key),
+        _ if deleted => ctx.notify(Class::Hash, "hdel", key),
+        _ => {}
     }
     if left == 0 {
         ctx.notify(Class::Generic, "del", key);
@@ -544,73 +608,135 @@ pub(crate) fn hgetex(
     Ok(After::Continue)
 }
 
+/// `HSETEX`'s options, read as Redis' `hsetexParseArgs` reads them.
+struct HsetexArgs<'v> {
+    fnx: bool,
+    fxx: bool,
+    keep_ttl: bool,
+    deadline: Option<Tick>,
+    /// Field, value, field, value, ….
+    words: &'v [&'v [u8]],
+}
+
+/// Reads `HSETEX`'s options up to `FIELDS` and the fields after it, with Redis' errors: a
+/// second expiry option or `KEEPTTL`, a second `FNX`/`FXX`, an expiry option without its
+/// time, an unknown word, a count of fields that does not match (arity).
+fn hsetex_args<'v>(
+    argv: &'v [&'v [u8]],
+    clock: super::Clock,
+    out: &mut ReplyWriter<'_>,
+) -> Result<HsetexArgs<'v>, Reply> {
+    const ONE_EXPIRY: &str =
+        "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
+    const ONE_CONDITION: &str = "ERR Only one of FXX or FNX arguments can be specified";
+    let mut args = HsetexArgs {
+        fnx: false,
+        fxx: false,
+        keep_ttl: false,
+        deadline: None,
+        words: &[],
+    };
+    let mut i = 2;
+    while let Some(&word) = argv.get(i) {
+        let expiry_given = args.keep_ttl || args.deadline.is_some();
+        if super::is(word, "fields") {
+            if i + 3 >= argv.len() {
+                return Err(super::wrong_arity(out, "hsetex"));
+            }
+            let count = crate::decimal::parse_i64(argv[i + 1])
+                .filter(|n| (1..=i64::from(i32::MAX)).contains(n));
+            let Some(count) = count else {
+                return Err(error(out, NUMFIELDS_HSETEX));
+            };
+            let words = &argv[i + 2..];
+            if words.len() % 2 != 0 || usize::try_from(count).ok() != Some(words.len() / 2) {
+                return Err(super::wrong_arity(out, "hsetex"));
+            }
+            args.words = words;
+            return Ok(args);
+        } else if let Some((unit, absolute)) = expiry_option(word) {
+            if expiry_given {
+                return Err(error(out, ONE_EXPIRY));
+            }
+            let Some(&amount) = argv.get(i + 1) else {
+                return Err(error(out, "ERR missing expire time"));
+            };
+            match field_deadline(amount, unit, absolute, clock) {
+                Ok(at) => args.deadline = Some(at),
+                Err(bad) => return Err(bad.reply(out, "hsetex")),
+            }
+            i += 1;
+        } else if super::is(word, "keepttl") {
+            if expiry_given {
+                return Err(error(out, ONE_EXPIRY));
+            }
+            args.keep_ttl = true;
+        } else if super::is(word, "fnx") || super::is(word, "fxx") {
+            if args.fnx || args.fxx {
+                return Err(error(out, ONE_CONDITION));
+            }
+            args.fnx = super::is(word, "fnx");
+            args.fxx = !args.fnx;
+        } else {
+            return Err(super::error_fmt(
+                out,
+                format_args!("ERR unknown argument: {}", super::Shown(word)),
+            ));
+        }
+        i += 1;
+    }
+    // Redis cannot get here (its arity leaves no room for options alone without an error).
+    Err(error(
+        out,
+        "ERR Mandatory argument FIELDS is missing or not at the right position",
+    ))
+}
+
 /// `HSETEX key [FNX|FXX] [EX s|PX ms|EXAT t|PXAT t|KEEPTTL] FIELDS numfields field value …`
-/// (Redis 8.0): 1 if the fields were set (with the deadline given, their own with `KEEPTTL`,
-/// none otherwise), 0 if `FNX` or `FXX` refused them all.
+/// (Redis 8.0), in Redis' order: the options, then the key's type. 1 if the fields were set
+/// (with the deadline given, their own with `KEEPTTL`, none otherwise; deleted if the
+/// deadline is not in the future), 0 if `FNX` or `FXX` refused them all. Events: `hset`, then
+/// `hdel` if fields were deleted or `hexpire` if given a deadline, then `del` if the hash
+/// went.
 pub(crate) fn hsetex(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
     let key = argv[1];
-    let (mut fnx, mut fxx, mut keep_ttl, mut expiry) = (false, false, false, None);
-    let mut at = 2;
-    while let Some(&word) = argv.get(at) {
-        if super::is(word, "fields") {
-            break;
-        } else if super::is(word, "fnx") && !fnx && !fxx {
-            fnx = true;
-        } else if super::is(word, "fxx") && !fnx && !fxx {
-            fxx = true;
-        } else if super::is(word, "keepttl") && !keep_ttl && expiry.is_none() {
-            keep_ttl = true;
-        } else if let (Some(option), false, None) = (
-            expiry_option(word, argv.get(at + 1).copied()),
-            keep_ttl,
-            expiry,
-        ) {
-            expiry = Some(option);
-            at += 1;
-        } else {
-            return error(out, super::SYNTAX);
-        }
-        at += 1;
-    }
-    let words = match fields_of(argv, at, 2) {
-        Ok(words) => words,
-        Err(text) => return error(out, text),
+    let clock = ctx.clock;
+    let args = match hsetex_args(argv, clock, out) {
+        Ok(args) => args,
+        Err(reply) => return reply,
     };
-    let deadline = match expiry.map(|option| option_deadline(ctx.clock, option)) {
-        None => None,
-        Some(OptionTime::At(deadline)) => Some(deadline),
-        Some(OptionTime::NotInteger) => return error(out, super::NOT_INTEGER),
-        Some(OptionTime::Invalid) => {
-            return error(out, "ERR invalid expire time in 'hsetex' command")
-        }
-    };
-    let now = ctx.clock.now;
     let hash = hash_or_return!(ctx, key, out);
     let made = hash.is_none();
-    let set: Vec<(&[u8], &[u8])> = words.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let set: Vec<(&[u8], &[u8])> = args.words.chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let exists = |field: &[u8]| hash.and_then(|hash| hash.get(field)).is_some();
-    if (fnx && set.iter().any(|(f, _)| exists(f))) || (fxx && !set.iter().all(|(f, _)| exists(f))) {
+    if (args.fxx && made)
+        || (args.fnx && set.iter().any(|(f, _)| exists(f)))
+        || (args.fxx && !set.iter().all(|(f, _)| exists(f)))
+    {
         return super::integer(out, 0);
     }
-    let past = deadline.is_some_and(|at| at <= now);
+    let past = args.deadline.is_some_and(|at| at <= clock.now);
     let fields: Vec<&[u8]> = set.iter().map(|(f, _)| *f).collect();
-    let deadlines: Vec<(&[u8], Option<Tick>)> = match deadline {
-        Some(at) if !past => fields.iter().map(|f| (*f, Some(at))).collect(),
-        _ => Vec::new(),
-    };
     let edit = Edit {
         set: if past { &[] } else { &set },
-        keep_ttl,
+        keep_ttl: args.keep_ttl,
         delete: if past { &fields } else { &[] },
         deadlines: &[],
     };
+    // Every field set, then deleted: the made key is added, then goes (Redis' dbAdd, then
+    // dbDelete), so its `new` event goes out too.
+    let created = ctx.makes(key);
     let left = match rewrite(ctx, out, key, &edit) {
         Ok((_, left)) => left,
         Err(reply) => return reply,
+    };
+    let deadlines: Vec<(&[u8], Option<Tick>)> = match args.deadline {
+        Some(at) if !past => fields.iter().map(|f| (*f, Some(at))).collect(),
+        _ => Vec::new(),
     };
     if !deadlines.is_empty() {
         // The deadlines go on the values just written.
@@ -627,18 +753,14 @@ pub(crate) fn hsetex(
             }
         }
     }
+    ctx.written(created, Class::Hash, "hset", key);
     if past {
-        if !made {
-            ctx.notify(Class::Hash, "hdel", key);
-        }
-        if left == 0 && !made {
-            ctx.notify(Class::Generic, "del", key);
-        }
-    } else {
-        ctx.written(made, Class::Hash, "hset", key);
-        if !deadlines.is_empty() {
-            ctx.notify(Class::Hash, "hexpire", key);
-        }
+        ctx.notify(Class::Hash, "hdel", key);
+    } else if !deadlines.is_empty() {
+        ctx.notify(Class::Hash, "hexpire", key);
+    }
+    if left == 0 {
+        ctx.notify(Class::Generic, "del", key);
     }
     super::integer(out, 1)
 }
