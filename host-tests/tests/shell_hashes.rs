@@ -720,3 +720,79 @@ fn hgetdel_hgetex_hsetex_follow_redis_source() {
         Reply::Error(t) if t.starts_with("WRONGTYPE")
     ));
 }
+
+/// A hash's fields share one timer: fields due at the same tick go together, with one
+/// `hexpired` for the hash (as Redis' active expiry publishes one per hash); a deadline moved
+/// later makes its timer fire for nothing and re-arm, one moved earlier moves the timer; each
+/// field still goes exactly the tick after its deadline.
+#[test]
+fn a_hash_timer_expires_each_field_at_its_tick() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::new(0, 10_000, 10_000));
+    let (c, listener) = with_listener(&mut sim);
+    assert_eq!(
+        sim.request(
+            c,
+            &["HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4", "keep", "5"]
+        ),
+        Reply::Int(5)
+    );
+    let start = sim.now;
+    for (ms, fields) in [("100", &["a", "b"][..]), ("300", &["c"]), ("200", &["d"])] {
+        let mut words = vec!["HPEXPIRE", "h", ms, "FIELDS"];
+        let count = fields.len().to_string();
+        words.push(&count);
+        words.extend_from_slice(fields);
+        assert_eq!(sim.request(c, &words), ints(&vec![1; fields.len()]));
+    }
+    // b moved later (to 400), c moved earlier (to 50).
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "400", "FIELDS", "1", "b"]),
+        ints(&[1])
+    );
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "50", "FIELDS", "1", "c"]),
+        ints(&[1])
+    );
+    let _ = events_heard(&mut sim, listener);
+    let fields_at = |sim: &mut Sim<4, 16, 65536>| match sim.request(c, &["HKEYS", "h"]) {
+        Reply::Array(items) => items.len(),
+        other => panic!("{other:?}"),
+    };
+    let mut gone_at = Vec::new();
+    let mut left = fields_at(&mut sim);
+    while left > 1 && sim.now < start + 1_000 {
+        sim.advance(1);
+        let now = fields_at(&mut sim);
+        if now != left {
+            gone_at.push((
+                sim.now - start,
+                left - now,
+                events_heard(&mut sim, listener),
+            ));
+            left = now;
+        }
+    }
+    assert_eq!(
+        gone_at,
+        [
+            (51, 1, vec!["hexpired".to_owned()]),
+            (101, 1, vec!["hexpired".to_owned()]),
+            (201, 1, vec!["hexpired".to_owned()]),
+            (401, 1, vec!["hexpired".to_owned()]),
+        ]
+    );
+    // Two fields due at the same tick: one event.
+    assert_eq!(
+        sim.request(c, &["HSET", "h", "x", "1", "y", "2"]),
+        Reply::Int(2)
+    );
+    assert_eq!(
+        sim.request(c, &["HPEXPIRE", "h", "10", "FIELDS", "2", "x", "y"]),
+        ints(&[1, 1])
+    );
+    let _ = events_heard(&mut sim, listener);
+    sim.advance(11);
+    assert_eq!(events_heard(&mut sim, listener), ["hexpired"]);
+    assert_eq!(fields_at(&mut sim), 1);
+}

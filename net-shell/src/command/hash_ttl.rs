@@ -5,35 +5,40 @@
 //! that new to compare with: its order of checks, error texts, reply codes, rounding and
 //! events.
 //!
-//! A field's deadline is kept beside it in the hash's value (the last tick it lives through),
-//! and each deadline has a timer on timer-core ([`FieldTimers`]): the field is gone the tick
-//! after its deadline, as a key is, its `hexpired` event goes out then, and a hash whose last
-//! field expires is deleted (`del`). A timer left behind by a field changed or deleted since
-//! finds nothing to do when it fires.
+//! A field's deadline is kept beside it in the hash's value (the last tick it lives through,
+//! 8 bytes), and each hash with deadlines has one timer on timer-core ([`FieldTimers`]), the
+//! tick after the earliest: a field is gone the tick after its deadline, as a key is, its
+//! hash's `hexpired` event goes out then, and a hash whose last field expires is deleted
+//! (`del`). The timer is armed again at the next deadline; one that finds its fields changed
+//! since only re-arms.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use timer_core::{Expired, HeapSlot, Tick, TimerHeapOn, TimerQueue};
+use timer_core::{HeapSlot, Tick, TimerHeapOn, TimerId, TimerQueue};
 
 use super::events::Class;
 use super::expiry::{self, Unit};
 use super::hashes::{hash_or_return, rewrite, Edit, Hash};
 use super::{error, After, Context, Reply, ReplyWriter};
 
-/// Which field of which key a timer is for.
+/// Which hash a timer is for: it fires the tick after the earliest deadline of its fields.
 #[derive(Debug)]
 pub struct FieldTimer {
     /// The hash's key.
-    pub(crate) key: Vec<u8>,
-    /// The field.
-    pub(crate) field: Vec<u8>,
+    pub(crate) key: Box<[u8]>,
 }
 
-/// The timers of every field with a deadline, on timer-core's heap, which grows (twice the
-/// size, its timers filed anew) when it is full.
+/// One timer on timer-core's heap per hash with field deadlines, at the tick after its
+/// earliest one. The deadlines themselves live with the fields, in the hash's value (8 bytes
+/// each), so a field with a deadline costs no timer of its own: when a hash's timer fires,
+/// every field of it past its deadline goes, and the timer is armed again at the next one.
+/// The heap grows (twice the size, its timers filed anew) when it is full.
 pub struct FieldTimers {
     heap: TimerHeapOn<FieldTimer, Box<[HeapSlot<FieldTimer>]>>,
+    /// Each hash's timer and when it fires.
+    armed: BTreeMap<Box<[u8]>, (TimerId, Tick)>,
 }
 
 impl Default for FieldTimers {
@@ -43,39 +48,71 @@ impl Default for FieldTimers {
 }
 
 impl FieldTimers {
-    /// Room for 64 timers to start with.
+    /// Room for 64 hashes' timers to start with.
     pub fn new() -> Self {
         Self {
             heap: TimerHeapOn::with_capacity(64),
+            armed: BTreeMap::new(),
         }
     }
 
-    /// A timer for `field` of `key`, whose deadline (its last live tick) is `deadline`: it
-    /// fires at the tick after.
-    pub(crate) fn add(&mut self, key: &[u8], field: &[u8], deadline: Tick) {
-        let timer = FieldTimer {
-            key: key.to_vec(),
-            field: field.to_vec(),
-        };
+    /// A field of hash `key` has deadline `deadline` (its last live tick): the hash's timer
+    /// fires at the tick after, or earlier if another field's deadline comes first.
+    pub(crate) fn add(&mut self, key: &[u8], deadline: Tick) {
         let at = deadline.saturating_add(1);
-        if let Err(full) = self.heap.insert(at, timer) {
-            let mut bigger = TimerHeapOn::with_capacity(2 * self.heap.capacity());
-            for old in self.heap.drain() {
-                let _ = bigger.insert(old.deadline, old.value);
+        if let Some(&(id, armed_at)) = self.armed.get(key) {
+            if armed_at <= at {
+                return;
             }
-            let _ = bigger.insert(at, full.0);
-            self.heap = bigger;
+            if self.heap.reschedule(id, at).is_ok() {
+                self.armed.insert(key.into(), (id, at));
+                return;
+            }
+        }
+        let mut timer = FieldTimer { key: key.into() };
+        loop {
+            match self.heap.insert(at, timer) {
+                Ok(id) => {
+                    self.armed.insert(key.into(), (id, at));
+                    return;
+                }
+                Err(full) => {
+                    timer = full.0;
+                    self.grow();
+                }
+            }
         }
     }
 
-    /// The next timer due by `now`: its deadline is one tick past the field's.
-    pub(crate) fn pop_expired(&mut self, now: Tick) -> Option<Expired<FieldTimer>> {
-        self.heap.pop_expired(now)
+    /// Files every timer anew in a heap twice the size.
+    fn grow(&mut self) {
+        let mut bigger = TimerHeapOn::with_capacity(2 * self.heap.capacity().max(1));
+        for old in self.heap.drain() {
+            let deadline = old.deadline;
+            let key = old.value.key.clone();
+            if let Ok(id) = bigger.insert(deadline, old.value) {
+                self.armed.insert(key, (id, deadline));
+            }
+        }
+        self.heap = bigger;
+    }
+
+    /// The next hash whose timer is due by `now`; it is disarmed.
+    pub(crate) fn pop_expired(&mut self, now: Tick) -> Option<Box<[u8]>> {
+        let expired = self.heap.pop_expired(now)?;
+        self.armed.remove(&expired.value.key);
+        Some(expired.value.key)
     }
 
     /// When the next timer is due.
     pub(crate) fn next_deadline(&self) -> Option<Tick> {
         self.heap.next_deadline()
+    }
+
+    /// How many hashes have a timer.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len()
     }
 }
 
@@ -225,10 +262,8 @@ impl<'v> Changes<'v> {
             ..Edit::default()
         };
         let (_, left) = rewrite(ctx, out, key, &edit)?;
-        for (field, at) in &deadlines {
-            if let Some(at) = at {
-                ctx.field_timers.add(key, field, *at);
-            }
+        if let Some(earliest) = deadlines.iter().filter_map(|(_, at)| *at).min() {
+            ctx.field_timers.add(key, earliest);
         }
         Ok(left)
     }
@@ -747,10 +782,8 @@ pub(crate) fn hsetex(
         if let Err(reply) = rewrite(ctx, out, key, &edit) {
             return reply;
         }
-        for (field, at) in &deadlines {
-            if let Some(at) = at {
-                ctx.field_timers.add(key, field, *at);
-            }
+        if let Some(at) = args.deadline {
+            ctx.field_timers.add(key, at);
         }
     }
     ctx.written(created, Class::Hash, "hset", key);
@@ -765,13 +798,15 @@ pub(crate) fn hsetex(
     super::integer(out, 1)
 }
 
-/// The timers for the fields with deadlines of hash value `value`, now under `key` (a hash
+/// The timer for the fields with deadlines of hash value `value`, now under `key` (a hash
 /// renamed or copied keeps its fields' deadlines).
 pub(crate) fn add_timers_for(timers: &mut FieldTimers, key: &[u8], value: &[u8], now: Tick) {
-    for (field, _, at) in super::hashes::Hash::new(value, now).entries() {
-        if let Some(at) = at {
-            timers.add(key, field, at);
-        }
+    let earliest = super::hashes::Hash::new(value, now)
+        .entries()
+        .filter_map(|(_, _, at)| at)
+        .min();
+    if let Some(at) = earliest {
+        timers.add(key, at);
     }
 }
 
@@ -779,31 +814,57 @@ pub(crate) fn add_timers_for(timers: &mut FieldTimers, key: &[u8], value: &[u8],
 mod tests {
     use super::*;
 
-    /// What a field with a deadline costs beside its name and value: 9 bytes in the hash's
-    /// value (the deadline and its length; a field without one takes 1), and a timer slot,
-    /// which holds copies of the key and the field on the heap.
+    /// A hash has one timer however many of its fields have deadlines, due the tick after
+    /// the earliest; a later deadline leaves it, an earlier one moves it.
     #[test]
-    fn a_field_timer_slot_is_this_large() {
+    fn a_hash_has_one_timer_whatever_its_fields() {
+        let mut timers = FieldTimers::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut earliest = Tick::MAX;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let deadline = 1_000 + x % 1_000_000;
+            earliest = earliest.min(deadline);
+            timers.add(b"k", deadline);
+            assert_eq!(timers.len(), 1);
+            assert_eq!(timers.next_deadline(), Some(earliest + 1));
+        }
+        assert_eq!(timers.pop_expired(earliest), None, "never early");
+        assert_eq!(timers.pop_expired(earliest + 1).as_deref(), Some(&b"k"[..]));
+        assert!(timers.armed.is_empty());
+    }
+
+    /// What a hash's timer costs: one heap slot and one entry of the armed map, each with a
+    /// copy of the key, whatever the number of its fields with deadlines.
+    #[test]
+    fn a_hash_timer_slot_is_this_large() {
         let slot = core::mem::size_of::<HeapSlot<FieldTimer>>();
-        std::println!(
-            "timer slot: {slot} bytes, FieldTimer {} bytes",
-            core::mem::size_of::<FieldTimer>()
-        );
-        assert!(slot <= 80, "{slot}");
+        let armed = core::mem::size_of::<(Box<[u8]>, (TimerId, Tick))>();
+        std::println!("timer slot: {slot} bytes, armed entry: {armed} bytes, plus two key copies");
+        assert!(slot <= 48, "{slot}");
+        assert!(armed <= 48, "{armed}");
     }
 
     #[test]
     fn a_full_heap_grows_and_keeps_its_timers() {
         let mut timers = FieldTimers::new();
         for i in 0..200u64 {
-            timers.add(b"k", &i.to_le_bytes(), 1_000 - i);
+            timers.add(&i.to_le_bytes(), 1_000 - i);
         }
+        assert_eq!(timers.len(), 200);
+        // Moved earlier after the heap grew: the map follows the timers filed anew.
+        timers.add(&5u64.to_le_bytes(), 10);
+        assert_eq!(timers.len(), 200);
+        assert_eq!(timers.next_deadline(), Some(11));
         let mut fired = std::vec::Vec::new();
-        while let Some(expired) = timers.pop_expired(2_000) {
-            fired.push(expired.deadline);
+        while let Some(key) = timers.pop_expired(2_000) {
+            fired.push(u64::from_le_bytes(key[..].try_into().unwrap()));
         }
         assert_eq!(fired.len(), 200);
-        assert!(fired.windows(2).all(|w| w[0] <= w[1]));
-        assert_eq!(fired[0], 802, "the tick after the earliest deadline");
+        assert_eq!(fired[0], 5);
+        assert_eq!(fired[1], 199, "then the earliest deadline, 801");
+        assert!(timers.armed.is_empty());
     }
 }

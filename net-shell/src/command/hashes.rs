@@ -205,40 +205,67 @@ pub(super) fn rewrite(
     }
 }
 
-/// Removes `field` of hash `key` if its deadline is `deadline` and has passed by `now` (its
-/// timer fired): `Some(true)` if the hash is gone with it, `Some(false)` if fields are left,
-/// `None` if there was nothing to remove (the field changed or went meanwhile).
-pub(crate) fn expire_field(
+/// What a sweep of a hash's fields did.
+pub(crate) struct FieldSweep {
+    /// Fields removed, past their deadlines.
+    pub(crate) expired: usize,
+    /// Whether the hash went with them.
+    pub(crate) gone: bool,
+    /// The earliest deadline of the fields left.
+    pub(crate) next_deadline: Option<Tick>,
+}
+
+/// Removes every field of hash `key` whose deadline is before `now` (`None`: no hash there).
+pub(crate) fn expire_fields(
     store: &mut crate::store::Store<'_>,
     key: &[u8],
-    field: &[u8],
-    deadline: Tick,
     now: Tick,
-) -> Option<bool> {
+) -> Option<FieldSweep> {
     let (kind, value) = store.get_kind(key, now)?;
-    let hash = Hash::new(value, now);
-    let due = hash
-        .entries()
-        .any(|(f, _, at)| f == field && at == Some(deadline) && deadline < now);
-    if kind != ValueKind::Hash || !due {
+    if kind != ValueKind::Hash {
         return None;
+    }
+    let hash = Hash::new(value, now);
+    let due: Vec<&[u8]> = hash
+        .entries()
+        .filter(|(_, _, at)| at.is_some_and(|at| at < now))
+        .map(|(field, _, _)| field)
+        .collect();
+    let next_deadline = hash
+        .entries()
+        .filter_map(|(_, _, at)| at.filter(|&at| at >= now))
+        .min();
+    if due.is_empty() {
+        return Some(FieldSweep {
+            expired: 0,
+            gone: false,
+            next_deadline,
+        });
     }
     let mut scratch = alloc::vec![0; 4 + value.len()];
     let mut writer = ListWriter::new(&mut scratch);
-    let delete = [field];
     let edit = Edit {
-        delete: &delete,
+        delete: &due,
         ..Edit::default()
     };
     let (_, fields) = apply(value, now, &edit, &mut writer);
     let len = writer.finish();
+    let expired = due.len();
     if fields == 0 {
         store.delete(key, now);
-        return Some(true);
+        return Some(FieldSweep {
+            expired,
+            gone: true,
+            next_deadline: None,
+        });
     }
     // Smaller than before: it fits where the old value was.
     let _ = store.set_kind(key, &scratch[..len], ValueKind::Hash, Ttl::Keep, now);
-    Some(false)
+    Some(FieldSweep {
+        expired,
+        gone: false,
+        next_deadline,
+    })
 }
 
 /// The live fields of hash value `value` at `now`, each with its value (a cluster migration

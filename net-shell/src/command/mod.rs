@@ -68,7 +68,7 @@ pub use hash_ttl::{FieldTimer, FieldTimers};
 #[cfg(feature = "hashes")]
 mod hashes;
 #[cfg(feature = "hashes")]
-pub(crate) use hashes::expire_field;
+pub(crate) use hashes::expire_fields;
 #[cfg(all(feature = "hashes", feature = "cluster"))]
 pub(crate) use hashes::live_pairs;
 mod keys;

@@ -1,39 +1,43 @@
-//! Hash fields whose deadline has passed: each field's timer fires the tick after its deadline,
-//! and the field is removed then, with its `hexpired` event (and `del` when it was the hash's
-//! last field), at most the expiry budget of them per sweep, as keys are.
+//! Hash fields whose deadline has passed: each hash with field deadlines has one timer, which
+//! fires the tick after the earliest; then every field of it past its deadline is removed, with
+//! one `hexpired` event for the hash (and `del` when it was emptied), as Redis' active expiry
+//! publishes per hash, and the timer is armed at the next deadline. At most the expiry budget
+//! of hashes per sweep, as keys are.
 
 use timer_core::Tick;
 
 use super::Server;
 
 impl Server<'_> {
-    /// Removes the fields whose timers have fired by `now`.
+    /// Removes the fields whose deadlines have passed, of the hashes whose timers fired by
+    /// `now`.
     pub(super) fn expire_fields(&mut self, now: Tick) {
         let mut budget = self.expire_budget;
         while budget > 0 {
-            let Some(expired) = self.field_timers.pop_expired(now) else {
-                return;
+            let Some(key) = self.field_timers.pop_expired(now) else {
+                break;
             };
             budget -= 1;
-            let (key, field) = (expired.value.key, expired.value.field);
-            // The deadline it was filed for: one tick before the timer's.
-            let deadline = expired.deadline.saturating_sub(1);
-            let Some(gone) =
-                crate::command::expire_field(&mut self.store, &key, &field, deadline, now)
-            else {
-                continue; // changed or deleted since
+            let Some(swept) = crate::command::expire_fields(&mut self.store, &key, now) else {
+                continue; // no longer a hash
             };
+            if let Some(next) = swept.next_deadline {
+                self.field_timers.add(&key, next);
+            }
+            if swept.expired == 0 {
+                continue; // its fields changed since
+            }
             #[cfg(feature = "pubsub")]
             {
                 use crate::pubsub::KeyspaceEvents as E;
                 let events = self.settings.keyspace_events;
                 self.pubsub.notify(events, E::HASH, "hexpired", &key);
-                if gone {
+                if swept.gone {
                     self.pubsub.notify(events, E::GENERIC, "del", &key);
                 }
             }
             #[cfg(not(feature = "pubsub"))]
-            let _ = gone;
+            let _ = swept.gone;
         }
         self.more_keys_due |= self
             .field_timers
