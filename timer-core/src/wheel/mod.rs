@@ -335,6 +335,21 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
+    /// [`reschedule`](TimerQueue::reschedule) in the blocks layout, timer `index` already
+    /// holding its new deadline. Out of line: the linked layout's path, inlined into
+    /// `reschedule`, then needs fewer registers saved around it.
+    #[inline(never)]
+    fn reschedule_in_blocks(&mut self, index: u32, old: Tick, deadline: Tick) {
+        if self.make_room() {
+            self.unfile_blocks(old);
+            self.file(index, deadline);
+        } else if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
+            // Unreachable (a wheel's block size leaves room for every timer it holds); the timer
+            // keeps its old place rather than being lost.
+            node.set_deadline(old);
+        }
+    }
+
     /// Drops every stale cell, keeping the live ones in order: O(cells in use).
     fn compact(&mut self) {
         #[cfg(test)]
@@ -560,22 +575,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         let old = node.deadline();
         node.set_deadline(deadline);
         let index = id.slot();
-        if !self.in_blocks() {
+        if self.in_blocks() {
+            self.reschedule_in_blocks(index, old, deadline);
+        } else {
             self.unfile_linked(index, old);
             self.file_linked(index, deadline);
-            return Ok(());
         }
-        if self.make_room() {
-            self.unfile_blocks(old);
-        } else {
-            // Unreachable (a wheel's block size leaves room for every timer it holds); the timer
-            // keeps its old place rather than being lost.
-            if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
-                node.set_deadline(old);
-            }
-            return Ok(());
-        }
-        self.file(index, deadline);
         Ok(())
     }
 
