@@ -694,3 +694,51 @@ pub(crate) fn hrandfield(
     }
     Ok(After::Continue)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hash value of `fields` fields (names `field:N`, values `v`), each with deadline
+    /// `at` or none.
+    fn value_of(fields: usize, at: Option<Tick>) -> Vec<u8> {
+        let names: Vec<Vec<u8>> = (0..fields)
+            .map(|i| alloc::format!("field:{i}").into_bytes())
+            .collect();
+        let set: Vec<(&[u8], &[u8])> = names.iter().map(|n| (&n[..], &b"v"[..])).collect();
+        let deadlines: Vec<(&[u8], Option<Tick>)> = names.iter().map(|n| (&n[..], at)).collect();
+        let mut bytes = alloc::vec![0; 4 + edit_room(&Edit { set: &set, ..Edit::default() })];
+        let mut writer = ListWriter::new(&mut bytes);
+        apply(
+            &[],
+            0,
+            &Edit {
+                set: &set,
+                ..Edit::default()
+            },
+            &mut writer,
+        );
+        let len = writer.finish();
+        let first = bytes[..len].to_vec();
+        let edit = Edit {
+            deadlines: &deadlines,
+            ..Edit::default()
+        };
+        let mut bytes = alloc::vec![0; 4 + first.len() + edit_room(&edit)];
+        let mut writer = ListWriter::new(&mut bytes);
+        apply(&first, 0, &edit, &mut writer);
+        let len = writer.finish();
+        bytes.truncate(len);
+        bytes
+    }
+
+    /// A deadline costs its field 8 bytes in the hash's value (the tick, where a field without
+    /// one has an empty element), and nothing else per field: the hash's one timer is apart.
+    #[test]
+    fn a_deadline_costs_its_field_8_bytes_in_the_value() {
+        let fields = 1_000;
+        let without = value_of(fields, None).len();
+        let with = value_of(fields, Some(3_600_000)).len();
+        assert_eq!(with - without, 8 * fields);
+    }
+}
