@@ -27,7 +27,10 @@ impl RedisCluster {
     ///
     /// When a server cannot start, the cluster cannot be created, or it never comes up.
     pub fn start(count: usize) -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("redis-cluster-{}", std::process::id()));
+        // One directory per cluster: tests of one binary run at once, each with its own.
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("redis-cluster-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut cluster = Self {

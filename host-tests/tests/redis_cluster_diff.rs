@@ -233,3 +233,138 @@ fn cluster_replies_match_a_real_redis_cluster() {
     );
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+/// `slots` (`a-b` or `n` words, as `CLUSTER NODES` has them) as inclusive ranges.
+fn ranges(slots: &[&str]) -> Vec<(u16, u16)> {
+    slots
+        .iter()
+        .map(|range| {
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect()
+}
+
+/// `slots` without `slot`, as words again.
+fn ranges_without(slots: &[&str], slot: u16) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut push = |from: u16, to: u16| {
+        out.push(if from == to {
+            from.to_string()
+        } else {
+            format!("{from}-{to}")
+        })
+    };
+    for (a, b) in ranges(slots) {
+        if !(a..=b).contains(&slot) {
+            push(a, b);
+            continue;
+        }
+        if slot > a {
+            push(a, slot - 1);
+        }
+        if slot < b {
+            push(slot + 1, b);
+        }
+    }
+    out
+}
+
+/// A client blocked in `BLPOP` on a key of a slot its node gives to another node: Redis
+/// answers it `-MOVED` (`clusterRedirectBlockedClientIfNeeded`, within its 1 s client cron)
+/// once `CLUSTER SETSLOT <slot> NODE <other>` is run on it; the shell, once the controller
+/// pushes the topology that says so. The two replies must be equal byte for byte.
+#[test]
+#[ignore = "needs redis-server and redis-cli"]
+fn a_blocked_client_is_redirected_as_by_a_real_redis_cluster() {
+    for program in ["redis-server", "redis-cli"] {
+        if !e2e::have(program) {
+            e2e::missing(&format!("{program} is not installed"));
+        }
+    }
+    let cluster = RedisCluster::start(3).expect("a Redis Cluster on loopback");
+    let (me, nodes) = cluster.topology_as_kvrocks(0).expect("its topology");
+    let lines: Vec<Vec<&str>> = nodes.lines().map(|l| l.split(' ').collect()).collect();
+    let mine = lines.iter().find(|l| l[0] == me).expect("my line");
+    let other = lines.iter().find(|l| l[0] != me).expect("another master")[0];
+    // A key of one of this node's slots.
+    let (key, slot) = (0..)
+        .map(|n| format!("list{n}"))
+        .map(|key| {
+            let slot = net_shell::cluster::key_slot(key.as_bytes());
+            (key, slot)
+        })
+        .find(|(_, slot)| {
+            ranges(&mine[5..])
+                .iter()
+                .any(|(a, b)| (a..=b).contains(&slot))
+        })
+        .expect("a key of mine");
+    let moved: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let slots: Vec<String> = if l[0] == me {
+                ranges_without(&l[5..], slot)
+            } else if l[0] == other {
+                l[5..]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([slot.to_string()])
+                    .collect()
+            } else {
+                l[5..].iter().map(|s| s.to_string()).collect()
+            };
+            format!("{} {} {} master - {}", l[0], l[1], l[2], slots.join(" "))
+        })
+        .collect();
+    let moved = moved.join("\n");
+    let blpop = encode(&[b"BLPOP", key.as_bytes(), b"0"]);
+
+    let mut waiter = RedisConnection::open(cluster.ports()[0]).expect("connect to Redis");
+    waiter.exchange(std::slice::from_ref(&blpop), 0).unwrap();
+    let mut admin = RedisConnection::open(cluster.ports()[0]).expect("connect to Redis");
+    let slot_text = slot.to_string();
+    let set = admin
+        .exchange(
+            &[encode(&[
+                b"CLUSTER",
+                b"SETSLOT",
+                slot_text.as_bytes(),
+                b"NODE",
+                other.as_bytes(),
+            ])],
+            1,
+        )
+        .unwrap();
+    assert_eq!(set, [b"+OK\r\n".to_vec()]);
+    let theirs = waiter.exchange(&[], 1).expect("Redis redirects the client");
+
+    let mut buffers = ServerBuffers::default();
+    let mut shell = Shell::start_with(&mut buffers, |config| config.cluster_enabled = true);
+    let controller = shell.connect();
+    let push = |shell: &mut Shell<'_>, nodes: &str, version: &[u8]| {
+        let pushed = shell
+            .exchange(
+                controller,
+                &[
+                    encode(&[b"CLUSTERX", b"SETNODEID", me.as_bytes()]),
+                    encode(&[b"CLUSTERX", b"SETNODES", nodes.as_bytes(), version]),
+                ],
+                2,
+            )
+            .expect("the push is answered");
+        assert_eq!(
+            pushed,
+            [b"+OK\r\n".to_vec(), b"+OK\r\n".to_vec()],
+            "{nodes}"
+        );
+    };
+    push(&mut shell, &nodes, b"1");
+    let client = shell.connect();
+    shell.exchange(client, &[blpop], 0).unwrap();
+    push(&mut shell, &moved, b"2");
+    let ours = shell.exchange(client, &[], 1).expect("the shell redirects");
+    eprintln!("redis: {}, net-shell: {}", show(&theirs[0]), show(&ours[0]));
+    assert!(theirs[0].starts_with(b"-MOVED "), "{}", show(&theirs[0]));
+    assert_eq!(show(&theirs[0]), show(&ours[0]));
+}

@@ -202,6 +202,9 @@ fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
         Reply::ok()
     );
     let deadline = 1_700_000_000_000 + node.now + 60_000;
+    let waiting = node.connect();
+    assert_eq!(node.request(waiting, &["AUTH", "s3cret"]), Reply::ok());
+    node.send_command(waiting, &["BLPOP", "{bar}list", "0"]);
     assert_eq!(
         node.request(c, &["CLUSTERX", "MIGRATE", "5061", OTHER]),
         Reply::ok()
@@ -243,10 +246,20 @@ fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
     );
     let info = node.request(c, &["CLUSTER", "INFO"]).text();
     assert!(info.contains("migrating_state: start\r\n"), "{info}");
+    assert_eq!(
+        node.replies(waiting),
+        [],
+        "still waiting while the slot moves"
+    );
     node.send(peer, b"+OK\r\n");
     node.advance(5);
     let info = node.request(c, &["CLUSTER", "INFO"]).text();
     assert!(info.contains("migrating_state: success\r\n"), "{info}");
+    assert_eq!(
+        node.replies(waiting),
+        [Reply::error("MOVED 5061 10.0.0.2:7000")],
+        "a client waiting on the slot is sent to its new owner"
+    );
     assert!(info.contains("migrated_keys:1\r\n"), "{info}");
     assert_eq!(
         node.request(c, &["GET", "{bar}1"]),
@@ -304,4 +317,62 @@ fn a_refused_auth_fails_the_migration_and_tells_the_new_owner() {
     assert!(info.contains("migrating_state: fail\r\n"), "{info}");
     assert_eq!(node.request(c, &["GET", "{bar}1"]), Reply::bulk("one"));
     assert!(node.run_until_closed(peer, node.now + 1_000).is_some());
+}
+
+/// Clients blocked in a pop on a slot this node stops serving are answered as Redis answers
+/// them (`clusterRedirectBlockedClientIfNeeded`): `-MOVED` to the new owner when a push gives
+/// the slot away, `-CLUSTERDOWN The cluster is down` when a push leaves slots unowned; clients
+/// on slots still served here wait on, and are served.
+#[test]
+fn blocked_clients_are_redirected_when_their_slot_goes_away() {
+    let mut buffers = ServerBuffers::default();
+    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
+    config.cluster_enabled = true;
+    let mut node: Sim<8, 256, 65536> = Sim::with(&mut buffers, config, sim::store());
+    let c = node.connect_ready();
+    let push = |node: &mut Sim<8, 256, 65536>, mine: &str, theirs: &str, version: &str| {
+        let topology =
+            format!("{ME} 10.0.0.1 6379 master - {mine}\n{OTHER} 10.0.0.3 6379 master - {theirs}");
+        assert_eq!(
+            node.request(c, &["CLUSTERX", "SETNODES", &topology, version]),
+            Reply::ok()
+        );
+    };
+    assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
+    push(&mut node, "0-8191", "8192-16383", "1");
+    // "bar" is slot 5061, "b" 3300: both this node's.
+    let moving = node.connect_ready();
+    node.send_command(moving, &["BLPOP", "{bar}list", "0"]);
+    let staying = node.connect_ready();
+    node.send_command(staying, &["BRPOP", "{b}list", "0"]);
+    let served = node.connect_ready();
+    node.send_command(
+        served,
+        &["BLMOVE", "{b}other", "{b}to", "LEFT", "RIGHT", "0"],
+    );
+    node.advance(100);
+    assert_eq!(node.replies(moving), [], "waiting");
+
+    push(&mut node, "0-5000", "5001-16383", "2");
+    assert_eq!(
+        node.wait_replies(moving, 1, node.now + 10),
+        [Reply::error("MOVED 5061 10.0.0.3:6379")]
+    );
+    assert_eq!(node.replies(staying), [], "its slot is still here");
+    assert_eq!(node.request(c, &["RPUSH", "{b}other", "x"]), Reply::Int(1));
+    assert_eq!(
+        node.wait_replies(served, 1, node.now + 10),
+        [Reply::bulk("x")]
+    );
+    assert_eq!(
+        node.request(moving, &["PING"]),
+        Reply::simple("PONG"),
+        "no longer waiting"
+    );
+
+    push(&mut node, "0-4000", "5001-16383", "3");
+    assert_eq!(
+        node.wait_replies(staying, 1, node.now + 10),
+        [Reply::error("CLUSTERDOWN The cluster is down")]
+    );
 }

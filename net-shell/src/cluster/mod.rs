@@ -49,6 +49,8 @@ pub struct Cluster {
     /// The move of `importing` is over (`CLUSTER IMPORT <slots> 1`): every request for those
     /// slots is served here, as Kvrocks serves its imported slots until the controller's push.
     imported: bool,
+    /// Counts the pushes and imports taken: where requests go may have changed.
+    changes: u32,
 }
 
 /// Where a request with keys goes.
@@ -110,6 +112,7 @@ impl Cluster {
         migration: None,
         importing: None,
         imported: false,
+        changes: 0,
     };
 
     /// Cluster mode on (Redis' `cluster-enabled yes`), with no id and no topology yet: every
@@ -124,6 +127,7 @@ impl Cluster {
             migration: None,
             importing: None,
             imported: false,
+            changes: 0,
         }
     }
 
@@ -194,6 +198,7 @@ impl Cluster {
         }
         self.importing = None;
         self.imported = false;
+        self.changes = self.changes.wrapping_add(1);
         Ok(())
     }
 
@@ -202,6 +207,7 @@ impl Cluster {
     pub fn set_importing(&mut self, slots: Option<(u16, u16)>) {
         self.importing = slots;
         self.imported = false;
+        self.changes = self.changes.wrapping_add(1);
     }
 
     /// Slots `start..=end` came (`CLUSTER IMPORT <slots> 1`): every request for them is served
@@ -209,6 +215,13 @@ impl Cluster {
     pub fn set_imported(&mut self, start: u16, end: u16) {
         self.importing = Some((start, end));
         self.imported = true;
+        self.changes = self.changes.wrapping_add(1);
+    }
+
+    /// A count that moves whenever a push or an import may have changed where requests go
+    /// (a migration's end is seen in its state).
+    pub const fn changes(&self) -> u32 {
+        self.changes
     }
 
     /// Whether `slot` came here by a move the controller has not pushed yet.

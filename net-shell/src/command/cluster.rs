@@ -61,6 +61,45 @@ pub(crate) fn redirect<'k, I: Iterator<Item = &'k [u8]>>(
     Ok(true)
 }
 
+/// The error that ends the wait of a client blocked on `key` (a blocking pop) once this node
+/// no longer serves the key's slot, as Redis' `clusterRedirectBlockedClientIfNeeded` ends it:
+/// `-CLUSTERDOWN` when the cluster is down or the slot has no owner, `-MOVED` to the owner
+/// when another node owns it and it is not on its way here; also `-MOVED` to the new owner
+/// once this node moved the slot there (Redis' slot is another node's then). `None`: the
+/// client waits on.
+#[cfg(feature = "blocking-lists")]
+pub(crate) fn blocked_redirect<'t>(
+    cluster: &crate::cluster::Cluster,
+    key: &[u8],
+    text: &'t mut heapless::String<128>,
+) -> Option<&'t str> {
+    if !cluster.is_enabled() {
+        return None;
+    }
+    if !cluster.state_ok() {
+        return Some("CLUSTERDOWN The cluster is down");
+    }
+    let slot = key_slot(key);
+    let owner = cluster.topology().owner_index(slot);
+    let me = cluster.myself();
+    #[cfg(feature = "alloc")]
+    let owner = match cluster.migration() {
+        Some(m) if m.covers(slot) && m.state() == crate::cluster::MigrationState::Done => {
+            Some(m.node)
+        }
+        _ => owner,
+    };
+    if (owner.is_some() && owner == me) || cluster.importing(slot) {
+        return None;
+    }
+    let Some(owner) = owner else {
+        return Some("CLUSTERDOWN Hash slot not served");
+    };
+    let node = &cluster.topology().nodes()[owner];
+    let _ = write!(text, "MOVED {slot} {}:{}", node.host, node.port);
+    Some(text.as_str())
+}
+
 /// For a request this node would serve: the error it gets instead because its slot is moving
 /// away (Redis' `getNodeByQuery` with a migrating slot; Kvrocks' texts for its phases).
 #[cfg(feature = "alloc")]

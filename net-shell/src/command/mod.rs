@@ -48,6 +48,8 @@ mod blocking;
 pub use blocking::{Block, BlockedKeys};
 #[cfg(feature = "cluster")]
 mod cluster;
+#[cfg(all(feature = "cluster", feature = "blocking-lists"))]
+pub(crate) use cluster::blocked_redirect;
 mod config;
 pub use config::parse_memory;
 #[cfg(feature = "pubsub")]

@@ -182,6 +182,41 @@ impl Server<'_> {
         true
     }
 
+    /// Ends the wait of every blocked client whose keys' slot this node no longer serves
+    /// (the controller pushed a topology, or a migration moved the slot away), with the
+    /// redirection Redis gives it (see `command::blocked_redirect`): else it would
+    /// wait for a push that now goes to another node. Looks only when the routing changed.
+    #[cfg(feature = "cluster")]
+    pub(super) fn redirect_blocked(&mut self, now: Tick) {
+        let done = self
+            .cluster
+            .migration()
+            .is_some_and(|m| m.state() == crate::cluster::MigrationState::Done);
+        let routing = (self.cluster.changes(), done);
+        if routing == self.routing_seen {
+            return;
+        }
+        self.routing_seen = routing;
+        for index in 0..self.conns.len() {
+            let Some(key) = self.conns[index]
+                .blocked_pop
+                .as_ref()
+                .and_then(|pop| pop.keys.first())
+            else {
+                continue;
+            };
+            let mut text = heapless::String::new();
+            let Some(error) = command::blocked_redirect(&self.cluster, key, &mut text) else {
+                continue;
+            };
+            let mut bytes = Vec::new();
+            let mut out = ReplyWriter::growable(&mut bytes).speaking(self.conns[index].protocol);
+            let _ = out.error(error);
+            let len = out.len();
+            self.unblock_with(index, &bytes[..len], now);
+        }
+    }
+
     /// When the next blocked client's timeout comes.
     pub(super) fn next_block_deadline(&self) -> Option<Tick> {
         self.block_timers.next_deadline()

@@ -125,6 +125,10 @@ pub struct Server<'a> {
     /// This node's view of the cluster (off unless enabled).
     #[cfg(feature = "cluster")]
     cluster: crate::cluster::Cluster,
+    /// The cluster's routing when waiting clients were last checked against it (see
+    /// `redirect_blocked`).
+    #[cfg(all(feature = "cluster", feature = "blocking-lists"))]
+    routing_seen: (u32, bool),
     /// The connection that carries a slot migration's keys to their new owner.
     #[cfg(all(feature = "cluster", feature = "alloc"))]
     migration_link: Option<migration::MigrationLink>,
@@ -309,6 +313,8 @@ impl<'a> Server<'a> {
             } else {
                 crate::cluster::Cluster::DISABLED
             },
+            #[cfg(all(feature = "cluster", feature = "blocking-lists"))]
+            routing_seen: (0, false),
             #[cfg(all(feature = "cluster", feature = "alloc"))]
             migration_link: None,
             #[cfg(all(feature = "cluster", feature = "alloc"))]
@@ -440,6 +446,8 @@ impl<'a> Server<'a> {
         {
             self.migrating = self.poll_migration(now);
         }
+        #[cfg(all(feature = "cluster", feature = "blocking-lists"))]
+        self.redirect_blocked(now);
         self.expire_keys(now, expire_budget);
         self.expire_connections(now);
         #[cfg(feature = "blocking-lists")]
