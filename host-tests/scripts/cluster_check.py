@@ -14,9 +14,8 @@ bounded.
 
 usage: cluster_check.py KEYS SHELL_HOST...
 """
-import binascii
 import hashlib
-import socket
+import os
 import subprocess
 import sys
 import time
@@ -24,44 +23,15 @@ import time
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_common import fail, key_slot, raw  # noqa: E402
+
 count, hosts = int(sys.argv[1]), sys.argv[2:]
 # Long enough that no key expires before it is read back on a loaded machine.
 TTL_MIN_MS, TTL_SPREAD_MS = 6000, 3000
 # Generous for a loaded CI machine; the shell removes a key about a millisecond after its
 # deadline (README).
 TOLERANCE_MS = 200
-
-
-def fail(message):
-    print("FAIL", message)
-    sys.exit(1)
-
-
-def key_slot(key):
-    """Redis Cluster's slot: CRC-16/XMODEM of the key or of its hash tag, modulo 16384."""
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    return binascii.crc_hqx(key, 0) % 16384
-
-
-def raw(host, *commands):
-    """Sends RESP commands on one connection; returns each raw reply line."""
-    with socket.create_connection((host, 6379), timeout=10) as s:
-        replies = []
-        for words in commands:
-            s.sendall(b"*%d\r\n" % len(words)
-                      + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
-            line = b""
-            while not line.endswith(b"\r\n"):
-                chunk = s.recv(1)
-                if not chunk:
-                    break
-                line += chunk
-            replies.append(line)
-        return replies
 
 
 ids = [hashlib.sha1(host.encode()).hexdigest() for host in hosts]

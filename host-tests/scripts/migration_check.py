@@ -17,8 +17,8 @@ wait is bounded.
 
 usage: migration_check.py KEYS SOURCE_HOST DESTINATION_HOST OTHER_HOST
 """
-import binascii
 import hashlib
+import os
 import sys
 import threading
 import time
@@ -26,43 +26,12 @@ import time
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_common import fail, key_slot, raw  # noqa: E402
+
 count = int(sys.argv[1])
 hosts = sys.argv[2:5]
 source, destination, other = hosts
-
-
-def fail(message):
-    print("FAIL", message)
-    sys.exit(1)
-
-
-def key_slot(key):
-    start = key.find(b"{")
-    if start >= 0:
-        end = key.find(b"}", start + 1)
-        if end > start + 1:
-            key = key[start + 1:end]
-    return binascii.crc_hqx(key, 0) % 16384
-
-
-def raw(host, *commands):
-    """Sends RESP commands on one connection; each reply's first line (a bulk's header)."""
-    import socket
-    with socket.create_connection((host, 6379), timeout=10) as s:
-        replies = []
-        for words in commands:
-            s.sendall(b"*%d\r\n" % len(words)
-                      + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words))
-            line = b""
-            while not line.endswith(b"\r\n"):
-                chunk = s.recv(1)
-                if not chunk:
-                    break
-                line += chunk
-            if line.startswith(b"$") and not line.startswith(b"$-1"):
-                s.recv(int(line[1:-2]) + 2, socket.MSG_WAITALL)
-            replies.append(line)
-        return replies
 
 
 def unix_ms():

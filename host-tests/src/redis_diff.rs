@@ -460,6 +460,17 @@ pub struct Script {
     pub steps: Vec<Step>,
 }
 
+/// `lines` as requests whose replies are compared byte for byte.
+fn compared(lines: &[&str]) -> Vec<Request> {
+    lines
+        .iter()
+        .map(|line| Request {
+            args: words(line),
+            differs: None,
+        })
+        .collect()
+}
+
 /// Splits a command line into words as redis-cli does: blanks separate words, `"…"` quotes
 /// one (with `\"`, `\\`, `\n`, `\r`, `\t` and `\xHH`), `''` is an empty word.
 ///
@@ -523,10 +534,7 @@ impl Script {
     /// Commands compared byte for byte, one step each.
     pub fn run(mut self, lines: &[&str]) -> Self {
         for line in lines {
-            self.steps.push(Step::Pipeline(vec![Request {
-                args: words(line),
-                differs: None,
-            }]));
+            self.steps.push(Step::Pipeline(compared(&[*line])));
         }
         self
     }
@@ -544,13 +552,7 @@ impl Script {
 
     /// Commands sent in one write, compared byte for byte.
     pub fn pipeline(mut self, lines: &[&str]) -> Self {
-        let requests = lines
-            .iter()
-            .map(|line| Request {
-                args: words(line),
-                differs: None,
-            })
-            .collect();
+        let requests = compared(lines);
         self.steps.push(Step::Pipeline(requests));
         self
     }
@@ -572,13 +574,7 @@ impl Script {
     /// `pushed` more replies than one per line (pub/sub messages), all compared byte for byte.
     #[must_use]
     pub fn on(mut self, conn: usize, lines: &[&str], pushed: usize) -> Self {
-        let requests = lines
-            .iter()
-            .map(|line| Request {
-                args: words(line),
-                differs: None,
-            })
-            .collect();
+        let requests = compared(lines);
         self.steps.push(Step::On {
             conn,
             requests,
@@ -591,13 +587,7 @@ impl Script {
     /// (`CLIENT REPLY OFF|SKIP`), compared byte for byte.
     #[must_use]
     pub fn quiet(mut self, lines: &[&str], replies: usize) -> Self {
-        let requests = lines
-            .iter()
-            .map(|line| Request {
-                args: words(line),
-                differs: None,
-            })
-            .collect();
+        let requests = compared(lines);
         self.steps.push(Step::Quiet {
             conn: 0,
             requests,
@@ -610,13 +600,7 @@ impl Script {
     /// answers later: read it with [`on`](Self::on) and no lines).
     #[must_use]
     pub fn send_on(mut self, conn: usize, lines: &[&str], replies: usize) -> Self {
-        let requests = lines
-            .iter()
-            .map(|line| Request {
-                args: words(line),
-                differs: None,
-            })
-            .collect();
+        let requests = compared(lines);
         self.steps.push(Step::Quiet {
             conn,
             requests,

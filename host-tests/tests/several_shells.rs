@@ -124,23 +124,7 @@ fn nutcracker_spreads_keys_over_three_shells_and_each_expires_its_share() {
 #[ignore = "needs root, taps, redis-cli and redis-py"]
 fn cluster_of_three_shells_serves_redis_py_and_redis_cli_by_slot() {
     require(&["redis-cli", "python3"]);
-    let binary = binary().as_ref().expect("building net-shell failed");
-    let name = format!("nsh-clu-{}", std::process::id());
-    let group = ShellGroup::start(&name, 82, 3, binary, |_| {
-        vec!["--cluster-enabled".into(), "yes".into()]
-    })
-    .expect("three shells");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster_check.py");
-    let output = group
-        .command("python3")
-        .args([script, "10000"])
-        .args(group.addresses())
-        .output()
-        .expect("run the check");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    // The figures (shares, times) for RESULTS.md.
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{stdout}");
+    let stdout = run_cluster_check("nsh-clu", 82, "cluster_check.py");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines,
@@ -164,23 +148,7 @@ fn cluster_of_three_shells_serves_redis_py_and_redis_cli_by_slot() {
 #[ignore = "needs root, taps and redis-py"]
 fn slot_range_moves_with_its_deadlines_while_a_client_writes() {
     require(&["python3"]);
-    let binary = binary().as_ref().expect("building net-shell failed");
-    let name = format!("nsh-mig-{}", std::process::id());
-    let group = ShellGroup::start(&name, 84, 3, binary, |_| {
-        vec!["--cluster-enabled".into(), "yes".into()]
-    })
-    .expect("three shells");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/migration_check.py");
-    let output = group
-        .command("python3")
-        .args([script, "10000"])
-        .args(group.addresses())
-        .output()
-        .expect("run the check");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    // The figures (time to move, writes during the move) for RESULTS.md.
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{stdout}");
+    let stdout = run_cluster_check("nsh-mig", 84, "migration_check.py");
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
         lines,
@@ -193,4 +161,27 @@ fn slot_range_moves_with_its_deadlines_while_a_client_writes() {
         ],
         "{stdout}"
     );
+}
+
+/// Starts three shells in cluster mode on `10.<net>.0.0/24` in namespace `<prefix>-<pid>`, runs
+/// `host-tests/scripts/<script>` inside it on 10,000 keys, and returns what it printed, after
+/// checking that it succeeded. Its figures (stderr) go to this test's output for RESULTS.md.
+fn run_cluster_check(prefix: &str, net: u8, script: &str) -> String {
+    let binary = binary().as_ref().expect("building net-shell failed");
+    let name = format!("{prefix}-{}", std::process::id());
+    let group = ShellGroup::start(&name, net, 3, binary, |_| {
+        vec!["--cluster-enabled".into(), "yes".into()]
+    })
+    .expect("three shells");
+    let script = format!("{}/scripts/{script}", env!("CARGO_MANIFEST_DIR"));
+    let output = group
+        .command("python3")
+        .args([script.as_str(), "10000"])
+        .args(group.addresses())
+        .output()
+        .expect("run the check");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stdout}");
+    stdout
 }

@@ -15,21 +15,33 @@ type Node<'m> = Sim<'m, 4, 256, 65536>;
 const ME: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const OTHER: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
-#[test]
-fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again() {
-    let mut buffers = ServerBuffers::default();
+/// A node's configuration for these tests: cluster mode on, no idle timeout.
+fn cluster_config() -> net_shell::ServerConfig {
     let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
     config.cluster_enabled = true;
-    let mut node: Node = Sim::with(&mut buffers, config, sim::store());
-    node.server.set_unix_time(node.now, 1_700_000_000_000);
-    let c = node.connect_ready();
+    config
+}
+
+/// Makes the node [`ME`] and pushes topology version 1 on connection `c`: slots 0-8191 here,
+/// 8192-16383 on [`OTHER`] at `ip`:`port`.
+fn push_halves(node: &mut Node<'_>, c: sim::Client, ip: &str, port: u16) {
     let topology =
-        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} 10.0.0.3 6379 master - 8192-16383");
+        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} {ip} {port} master - 8192-16383");
     assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
     assert_eq!(
         node.request(c, &["CLUSTERX", "SETNODES", &topology, "1"]),
         Reply::ok()
     );
+}
+
+#[test]
+fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again() {
+    let mut buffers = ServerBuffers::default();
+    let config = cluster_config();
+    let mut node: Node = Sim::with(&mut buffers, config, sim::store());
+    node.server.set_unix_time(node.now, 1_700_000_000_000);
+    let c = node.connect_ready();
+    push_halves(&mut node, c, "10.0.0.3", 6379);
     // "bar" is slot 5061, this node's; "foo" slot 12182, the other's.
     assert_eq!(node.request(c, &["SET", "{bar}here", "1"]), Reply::ok());
     assert_eq!(
@@ -167,8 +179,7 @@ fn words(words: &[&str]) -> Vec<String> {
 #[test]
 fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
     let mut buffers = ServerBuffers::default();
-    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
-    config.cluster_enabled = true;
+    let mut config = cluster_config();
     config.security.set_password(b"s3cret").unwrap();
     let mut node: Node = Sim::with(&mut buffers, config, sim::store());
     node.server.set_unix_time(node.now, 1_700_000_000_000);
@@ -177,13 +188,7 @@ fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
     assert_eq!(node.request(c, &["AUTH", "s3cret"]), Reply::ok());
     let subscriber = node.connect();
     assert_eq!(node.request(subscriber, &["AUTH", "s3cret"]), Reply::ok());
-    let topology =
-        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} 10.0.0.2 7000 master - 8192-16383");
-    assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
-    assert_eq!(
-        node.request(c, &["CLUSTERX", "SETNODES", &topology, "1"]),
-        Reply::ok()
-    );
+    push_halves(&mut node, c, "10.0.0.2", 7000);
     assert_eq!(
         node.request(c, &["CONFIG", "SET", "notify-keyspace-events", "Eg"]),
         Reply::ok()
@@ -284,21 +289,14 @@ fn a_migration_authenticates_announces_moves_and_closes_with_import_success() {
 #[test]
 fn a_refused_auth_fails_the_migration_and_tells_the_new_owner() {
     let mut buffers = ServerBuffers::default();
-    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
-    config.cluster_enabled = true;
+    let mut config = cluster_config();
     config.security.set_password(b"s3cret").unwrap();
     let mut node: Node = Sim::with(&mut buffers, config, sim::store());
     node.server.set_unix_time(node.now, 1_700_000_000_000);
     let peer = node.listen(7000);
     let c = node.connect();
     assert_eq!(node.request(c, &["AUTH", "s3cret"]), Reply::ok());
-    let topology =
-        format!("{ME} 10.0.0.1 6379 master - 0-8191\n{OTHER} 10.0.0.2 7000 master - 8192-16383");
-    assert_eq!(node.request(c, &["CLUSTERX", "SETNODEID", ME]), Reply::ok());
-    assert_eq!(
-        node.request(c, &["CLUSTERX", "SETNODES", &topology, "1"]),
-        Reply::ok()
-    );
+    push_halves(&mut node, c, "10.0.0.2", 7000);
     assert_eq!(node.request(c, &["SET", "{bar}1", "one"]), Reply::ok());
     assert_eq!(
         node.request(c, &["CLUSTERX", "MIGRATE", "5061", OTHER]),
@@ -326,8 +324,7 @@ fn a_refused_auth_fails_the_migration_and_tells_the_new_owner() {
 #[test]
 fn blocked_clients_are_redirected_when_their_slot_goes_away() {
     let mut buffers = ServerBuffers::default();
-    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
-    config.cluster_enabled = true;
+    let config = cluster_config();
     let mut node: Sim<8, 256, 65536> = Sim::with(&mut buffers, config, sim::store());
     let c = node.connect_ready();
     let push = |node: &mut Sim<8, 256, 65536>, mine: &str, theirs: &str, version: &str| {
