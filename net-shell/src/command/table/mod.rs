@@ -42,6 +42,9 @@ pub(crate) struct Command {
     group: Group,
     /// Legacy key positions: first, last (negative: from the end), step. `0, 0, 0`: none.
     keys: [i8; 3],
+    /// For a command whose keys are counted (`LMPOP numkeys key …`): the argument that holds
+    /// the count, the keys following it. 0: the keys are where [`keys`](Self::keys) says.
+    key_count_at: u8,
     /// Redis' command tips (kept with the `command-docs` feature).
     #[cfg(feature = "command-docs")]
     tips: &'static [&'static str],
@@ -68,6 +71,7 @@ const fn row(
         acl,
         group,
         keys: [0; 3],
+        key_count_at: 0,
         #[cfg(feature = "command-docs")]
         tips: &[],
         #[cfg(feature = "command-docs")]
@@ -80,6 +84,13 @@ const fn row(
 impl Command {
     const fn keys(mut self, first: i8, last: i8, step: i8) -> Self {
         self.keys = [first, last, step];
+        self
+    }
+
+    /// Keys counted by argument `at`, following it (Redis' `lmpopGetKeys`).
+    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    const fn keys_counted(mut self, at: u8) -> Self {
+        self.key_count_at = at;
         self
     }
 
@@ -119,20 +130,35 @@ impl Command {
         }
     }
 
-    /// The arguments that are keys, by the legacy first/last/step positions (Redis'
-    /// `getKeysUsingLegacyRangeSpec`): none for a command without keys.
+    /// The arguments that are keys: by the legacy first/last/step positions (Redis'
+    /// `getKeysUsingLegacyRangeSpec`), or after their count (`LMPOP`); none for a command without
+    /// keys, or whose count is not a number from 1 to the arguments that follow it (the command
+    /// then answers its own error, as Redis' `genericGetKeys` finds no keys there either).
     #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     pub(crate) fn key_args<'v>(&self, argv: &'v [&'v [u8]]) -> impl Iterator<Item = &'v [u8]> {
-        let [first, last, step] = self.keys.map(isize::from);
         let words = argv.len() as isize;
-        let last = if last < 0 { words + last } else { last };
-        let (first, last) = if first <= 0 || step <= 0 {
-            (1, 0)
+        let (first, last, step) = if self.key_count_at > 0 {
+            let at = isize::from(self.key_count_at);
+            let count = argv
+                .get(at as usize)
+                .and_then(|word| core::str::from_utf8(word).ok())
+                .and_then(|word| word.parse::<isize>().ok())
+                .filter(|&count| count >= 1 && count < words - at);
+            match count {
+                Some(count) => (at + 1, at + count, 1),
+                None => (1, 0, 1),
+            }
         } else {
-            (first, last.min(words - 1))
+            let [first, last, step] = self.keys.map(isize::from);
+            let last = if last < 0 { words + last } else { last };
+            if first <= 0 || step <= 0 {
+                (1, 0, 1)
+            } else {
+                (first, last.min(words - 1), step)
+            }
         };
         (first..=last)
-            .step_by(step.max(1) as usize)
+            .step_by(step as usize)
             .filter_map(|i| argv.get(i as usize).copied())
     }
 
@@ -243,6 +269,32 @@ mod tests {
         }
         #[cfg(feature = "extended-commands")]
         assert!(count <= crate::CommandStats::ROWS, "{count} rows");
+    }
+
+    #[test]
+    fn keys_are_found_by_position_or_after_their_count() {
+        let keys = |words: &[&str]| -> heapless::Vec<heapless::String<8>, 8> {
+            let argv: heapless::Vec<&[u8], 8> = words.iter().map(|w| w.as_bytes()).collect();
+            let command = lookup(&argv).ok().expect(words[0]);
+            command
+                .key_args(&argv)
+                .map(|key| core::str::from_utf8(key).unwrap().try_into().unwrap())
+                .collect()
+        };
+        assert_eq!(keys(&["mget", "a", "b"]), ["a", "b"]);
+        assert_eq!(keys(&["ping"]), [] as [&str; 0]);
+        #[cfg(feature = "lists")]
+        {
+            assert_eq!(keys(&["lmpop", "2", "a", "b", "left"]), ["a", "b"]);
+            assert_eq!(keys(&["lmpop", "1", "a", "left", "count", "2"]), ["a"]);
+            // A count out of range or not a number finds no keys: the command answers.
+            assert_eq!(keys(&["lmpop", "3", "a", "left"]), [] as [&str; 0]);
+            assert_eq!(keys(&["lmpop", "0", "a", "left"]), [] as [&str; 0]);
+            assert_eq!(keys(&["lmpop", "-1", "a", "left"]), [] as [&str; 0]);
+            assert_eq!(keys(&["lmpop", "x", "a", "left"]), [] as [&str; 0]);
+        }
+        #[cfg(feature = "blocking-lists")]
+        assert_eq!(keys(&["blmpop", "0", "2", "a", "b", "left"]), ["a", "b"]);
     }
 
     #[test]

@@ -176,9 +176,11 @@ pub(crate) static ROWS: &[Command] = &[
     row("rpoplpush", 3, WRITE_DENYOOM, A::LIST, G::List, lists::rpoplpush).keys(1, 2, 1).specs(MOVE),
     #[cfg(feature = "lists")]
     row("lmpop", -4, F::WRITE.union(F::MOVABLEKEYS), A::LIST, G::List, lists::lmpop)
+        .keys_counted(1)
         .specs(&[KeySpec::keynum(KF::RW.union(KF::ACCESS).union(KF::DELETE), 1, 0, 1, 1)]),
     #[cfg(feature = "blocking-lists")]
     row("blmpop", -5, F::WRITE.union(F::BLOCKING).union(F::MOVABLEKEYS), A::LIST, G::List, blocking::blmpop)
+        .keys_counted(2)
         .specs(&[KeySpec::keynum(KF::RW.union(KF::ACCESS).union(KF::DELETE), 2, 0, 1, 1)]),
     #[cfg(feature = "blocking-lists")]
     row("blpop", -3, BLOCKING, A::LIST, G::List, blocking::blpop).keys(1, -2, 1).specs(BLOCKING_POP),
