@@ -396,3 +396,70 @@ fn qemu_firmware_has_a_wall_clock_for_absolute_expiry() {
     assert_eq!(board.cli(&["EXISTS", "soon"]), "0");
     assert_eq!(board.info_field("expired_keys"), 1);
 }
+
+/// Lists on the board (the firmware's `lists` feature, on by default for QEMU): the commands work
+/// over the store's fixed pool; a list is one value, so a push that would take it past the largest
+/// value is refused and the list keeps every element it had; a reply larger than the board's
+/// buffers is refused with an error, and the connection goes on.
+#[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
+fn qemu_firmware_serves_lists_within_its_largest_value() {
+    let mut board = Board::boot();
+    assert_eq!(board.cli(&["RPUSH", "l", "b", "c"]), "2");
+    assert_eq!(board.cli(&["LPUSH", "l", "a"]), "3");
+    assert_eq!(board.cli(&["LRANGE", "l", "0", "-1"]), "a\nb\nc");
+    assert_eq!(
+        board.cli(&["GET", "l"]),
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    );
+    assert_eq!(board.cli(&["LMOVE", "l", "m", "LEFT", "RIGHT"]), "a");
+    assert_eq!(board.cli(&["RPOP", "l"]), "c");
+    assert_eq!(board.cli(&["LPOP", "l"]), "b");
+    assert_eq!(board.cli(&["EXISTS", "l"]), "0");
+    assert_eq!(board.cli(&["LLEN", "m"]), "1");
+
+    // 100-byte elements until the list would pass the largest value: each encoded in 101 bytes
+    // after a 4-byte count, so 20 fit in 2,048 bytes.
+    let element = "x".repeat(100);
+    let mut accepted = 0;
+    let refusal = loop {
+        let reply = board.cli(&["RPUSH", "big", &element]);
+        match reply.parse::<usize>() {
+            Ok(len) => {
+                accepted += 1;
+                assert_eq!(len, accepted);
+                assert!(
+                    accepted <= MAX_VALUE_LEN / 100,
+                    "no limit after {accepted} pushes"
+                );
+            }
+            Err(_) => break reply,
+        }
+    };
+    assert_eq!(accepted, 20);
+    assert_eq!(
+        refusal,
+        format!("ERR value is too large (max {MAX_VALUE_LEN} bytes)")
+    );
+    assert_eq!(board.cli(&["LLEN", "big"]), accepted.to_string());
+    assert_eq!(board.cli(&["LINDEX", "big", "-1"]), element);
+
+    // 1,000 one-byte elements fit in one value, but not their LRANGE in one reply.
+    let mut client = board.connect();
+    for _ in 0..1_000 {
+        client.send(&["RPUSH", "small", "y"]);
+    }
+    for i in 1..=1_000 {
+        assert_eq!(client.reply(), Reply::Int(i));
+    }
+    assert_eq!(
+        client.command(&["LRANGE", "small", "0", "-1"]),
+        Reply::error("ERR reply too large")
+    );
+    assert_eq!(
+        client.command(&["LRANGE", "small", "0", "1"]),
+        Reply::Array(vec![Reply::bulk("y"), Reply::bulk("y")])
+    );
+    client.ping();
+    board.assert_running();
+}

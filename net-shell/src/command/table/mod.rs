@@ -44,6 +44,7 @@ pub(crate) struct Command {
     keys: [i8; 3],
     /// For a command whose keys are counted (`LMPOP numkeys key …`): the argument that holds
     /// the count, the keys following it. 0: the keys are where [`keys`](Self::keys) says.
+    #[cfg(feature = "lists")]
     key_count_at: u8,
     /// Redis' command tips (kept with the `command-docs` feature).
     #[cfg(feature = "command-docs")]
@@ -71,6 +72,7 @@ const fn row(
         acl,
         group,
         keys: [0; 3],
+        #[cfg(feature = "lists")]
         key_count_at: 0,
         #[cfg(feature = "command-docs")]
         tips: &[],
@@ -88,7 +90,7 @@ impl Command {
     }
 
     /// Keys counted by argument `at`, following it (Redis' `lmpopGetKeys`).
-    #[cfg_attr(not(feature = "lists"), allow(dead_code))]
+    #[cfg(feature = "lists")]
     const fn keys_counted(mut self, at: u8) -> Self {
         self.key_count_at = at;
         self
@@ -137,24 +139,24 @@ impl Command {
     #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
     pub(crate) fn key_args<'v>(&self, argv: &'v [&'v [u8]]) -> impl Iterator<Item = &'v [u8]> {
         let words = argv.len() as isize;
-        let (first, last, step) = if self.key_count_at > 0 {
-            let at = isize::from(self.key_count_at);
-            let count = argv
-                .get(at as usize)
-                .and_then(|word| core::str::from_utf8(word).ok())
-                .and_then(|word| word.parse::<isize>().ok())
-                .filter(|&count| count >= 1 && count < words - at);
-            match count {
-                Some(count) => (at + 1, at + count, 1),
-                None => (1, 0, 1),
-            }
+        let [first, last, step] = self.keys.map(isize::from);
+        let last = if last < 0 { words + last } else { last };
+        let (first, last, step) = if first <= 0 || step <= 0 {
+            (1, 0, 1)
         } else {
-            let [first, last, step] = self.keys.map(isize::from);
-            let last = if last < 0 { words + last } else { last };
-            if first <= 0 || step <= 0 {
-                (1, 0, 1)
-            } else {
-                (first, last.min(words - 1), step)
+            (first, last.min(words - 1), step)
+        };
+        #[cfg(feature = "lists")]
+        let (first, last, step) = match self.key_count_at {
+            0 => (first, last, step),
+            at => {
+                let at = isize::from(at);
+                let count = argv
+                    .get(at as usize)
+                    .and_then(|word| core::str::from_utf8(word).ok())
+                    .and_then(|word| word.parse::<isize>().ok())
+                    .filter(|&count| count >= 1 && count < words - at);
+                count.map_or((1, 0, 1), |count| (at + 1, at + count, 1))
             }
         };
         (first..=last)
@@ -281,7 +283,7 @@ mod tests {
                 .map(|key| core::str::from_utf8(key).unwrap().try_into().unwrap())
                 .collect()
         };
-        assert_eq!(keys(&["mget", "a", "b"]), ["a", "b"]);
+        assert_eq!(keys(&["del", "a", "b"]), ["a", "b"]);
         assert_eq!(keys(&["ping"]), [] as [&str; 0]);
         #[cfg(feature = "lists")]
         {
