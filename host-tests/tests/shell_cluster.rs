@@ -66,6 +66,11 @@ fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again
         Reply::error("MOVED 12182 10.0.0.3:6379"),
         "ASKING holds for one command"
     );
+    // Only the range on its way can be declared come or failed (Kvrocks' check).
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12001", "1"]),
+        Reply::error("ERR mismatch slot, importing slot(s): 12000-12999, but got: 12000-12001")
+    );
     // The move is over: every request for the slots is served, until the controller's push.
     assert_eq!(
         node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "1"]),
@@ -84,6 +89,11 @@ fn a_slot_moving_to_a_silent_node_asks_for_keys_gone_then_fails_and_serves_again
     assert_eq!(
         node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "2"]),
         Reply::ok()
+    );
+    assert_eq!(
+        node.request(c, &["CLUSTER", "IMPORT", "12000-12999", "2"]),
+        Reply::error("ERR mismatch slot, importing slot(s): none, but got: 12000-12999"),
+        "nothing is on its way any more"
     );
     assert_eq!(node.request(c, &["ASKING"]), Reply::ok());
     assert_eq!(

@@ -229,6 +229,11 @@ impl Cluster {
         self.imported && self.importing(slot)
     }
 
+    /// The slots on their way here, or that came and are not pushed yet (`CLUSTER IMPORT`).
+    pub const fn importing_range(&self) -> Option<(u16, u16)> {
+        self.importing
+    }
+
     /// Whether `slot` is on its way here: a request for it after `ASKING` is served.
     pub fn importing(&self, slot: u16) -> bool {
         self.importing

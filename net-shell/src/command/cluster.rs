@@ -502,7 +502,8 @@ pub(crate) fn setnodes(
 /// `CLUSTER IMPORT <slot|start-end> <state>` (Kvrocks' command, which the node moving slots
 /// here sends first on its connection): state 0, the slots are coming, so a request for them
 /// after `ASKING` is served; 1, they came, so every request for them is served, until the
-/// controller's push; 2, the move failed (nothing of them came).
+/// controller's push; 2, the move failed (nothing of them came). States 1 and 2 must name the
+/// range state 0 named, as Kvrocks checks (`mismatch slot`).
 pub(crate) fn import(
     ctx: &mut Context<'_, '_>,
     argv: &[&[u8]],
@@ -514,6 +515,17 @@ pub(crate) fn import(
     let Some((start, end)) = parse_slot_range(argv[2]) else {
         return error(out, "ERR Slot is out of range");
     };
+    let importing = ctx.cluster.importing_range();
+    if matches!(argv[3], b"1" | b"2") && importing != Some((start, end)) {
+        let mut text: heapless::String<96> = heapless::String::new();
+        let _ = text.push_str("ERR mismatch slot, importing slot(s): ");
+        let _ = match importing {
+            Some((from, to)) => write!(text, "{from}-{to}"),
+            None => write!(text, "none"),
+        };
+        let _ = write!(text, ", but got: {start}-{end}");
+        return error(out, &text);
+    }
     match argv[3] {
         b"0" => ctx.cluster.set_importing(Some((start, end))),
         b"1" => ctx.cluster.set_imported(start, end),
