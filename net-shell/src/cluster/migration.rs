@@ -421,7 +421,7 @@ mod tests {
         use crate::store::list::ListWriter;
         use crate::store::ValueKind;
         let mut store = store();
-        let mut bytes = [0u8; 16];
+        let mut bytes = [0u8; 32];
         let mut writer = ListWriter::new(&mut bytes);
         writer.push(b"a");
         writer.push(b"bc");

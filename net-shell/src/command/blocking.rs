@@ -11,7 +11,7 @@
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 
-use super::lists::{lmove_generic, parse_mpop, pop_one, pop_range_with_key, End};
+use super::lists::{lmove_generic, parse_end, parse_mpop, pop_one, pop_range_with_key, End};
 use super::{error, After, Context, Reply, ReplyWriter, SYNTAX};
 use crate::store::ValueKind;
 use timer_core::Tick;
@@ -235,7 +235,7 @@ pub(crate) fn blmove(
     argv: &[&[u8]],
     out: &mut ReplyWriter<'_>,
 ) -> Reply {
-    let (Some(from), Some(to)) = (End::parse(argv[3]), End::parse(argv[4])) else {
+    let (Some(from), Some(to)) = (parse_end(argv[3]), parse_end(argv[4])) else {
         return error(out, SYNTAX);
     };
     bmove(ctx, out, (argv[1], argv[2]), (from, to), argv[5])

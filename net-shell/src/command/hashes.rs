@@ -1,5 +1,5 @@
 //! The hash commands (Redis 7.0's `t_hash.c`) over hashes kept as one value each in the
-//! store: the list encoding of [`crate::store::list`] with fields and values alternating, in
+//! store: the list encoding of [`crate::store::packed`] with fields and values alternating, in
 //! the order fields were added (the order Redis' listpack keeps for small hashes). A change
 //! rewrites the hash through the reply buffer's spare room; a hash left empty is deleted.
 
@@ -10,7 +10,7 @@ use super::float::{Decimal as Float, NotDecimal};
 use super::types::WrongType;
 use super::{error, integer, After, Context, Reply, ReplyWriter, NOT_INTEGER};
 use crate::decimal::{parse_i64, Decimal};
-use crate::store::list::{element_len, List, ListWriter};
+use crate::store::packed::{element_len, Packed, PackedWriter};
 use crate::store::{StoreError, Ttl, ValueKind};
 use timer_core::Tick;
 
@@ -19,7 +19,7 @@ use timer_core::Tick;
 /// A field past its deadline is not seen (its timer removes it, with its event).
 #[derive(Clone, Copy)]
 pub(super) struct Hash<'a> {
-    list: List<'a>,
+    list: Packed<'a>,
     now: Tick,
 }
 
@@ -32,7 +32,7 @@ impl<'a> Hash<'a> {
     /// Reads `value` as a hash at `now`.
     pub(super) fn new(value: &'a [u8], now: Tick) -> Self {
         Self {
-            list: List::new(value),
+            list: Packed::new(value),
             now,
         }
     }
@@ -112,7 +112,7 @@ pub(super) struct Edit<'v> {
 
 /// Writes `old` (a hash's value) with `edit` applied into `writer`; the fields added (not live
 /// before) and the fields written.
-fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut ListWriter<'_>) -> (usize, usize) {
+fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut PackedWriter<'_>) -> (usize, usize) {
     let hash = Hash::new(old, now);
     let given = |field: &[u8]| {
         edit.set
@@ -128,7 +128,7 @@ fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut ListWriter<'_>) ->
             .map(|(_, d)| *d)
     };
     let mut written = 0;
-    let mut push = |writer: &mut ListWriter<'_>, field: &[u8], value: &[u8], at: Option<Tick>| {
+    let mut push = |writer: &mut PackedWriter<'_>, field: &[u8], value: &[u8], at: Option<Tick>| {
         writer.push(field);
         writer.push(value);
         match at {
@@ -189,7 +189,7 @@ pub(super) fn rewrite(
     let Some(room) = out.spare_for(4 + old.len() + edit_room(edit)) else {
         return Err(super::store_error(ctx, out, StoreError::ValueTooLarge));
     };
-    let mut writer = ListWriter::new(room);
+    let mut writer = PackedWriter::new(room);
     let (added, fields) = apply(old, now, edit, &mut writer);
     let len = writer.finish();
     if fields == 0 {
@@ -243,7 +243,7 @@ pub(crate) fn expire_fields(
         });
     }
     let mut scratch = alloc::vec![0; 4 + value.len()];
-    let mut writer = ListWriter::new(&mut scratch);
+    let mut writer = PackedWriter::new(&mut scratch);
     let edit = Edit {
         delete: &due,
         ..Edit::default()
@@ -708,7 +708,7 @@ mod tests {
         let set: Vec<(&[u8], &[u8])> = names.iter().map(|n| (&n[..], &b"v"[..])).collect();
         let deadlines: Vec<(&[u8], Option<Tick>)> = names.iter().map(|n| (&n[..], at)).collect();
         let mut bytes = alloc::vec![0; 4 + edit_room(&Edit { set: &set, ..Edit::default() })];
-        let mut writer = ListWriter::new(&mut bytes);
+        let mut writer = PackedWriter::new(&mut bytes);
         apply(
             &[],
             0,
@@ -725,7 +725,7 @@ mod tests {
             ..Edit::default()
         };
         let mut bytes = alloc::vec![0; 4 + first.len() + edit_room(&edit)];
-        let mut writer = ListWriter::new(&mut bytes);
+        let mut writer = PackedWriter::new(&mut bytes);
         apply(&first, 0, &edit, &mut writer);
         let len = writer.finish();
         bytes.truncate(len);

@@ -532,7 +532,7 @@ pub(crate) fn object(
     if kind == ValueKind::Hash && is(sub, "encoding") {
         // Redis 7.0 keeps a hash of at most 128 fields, each field and value at most 64
         // bytes, as a listpack, and a larger one as a hash table.
-        let list = crate::store::list::List::new(value);
+        let list = crate::store::packed::Packed::new(value);
         // Three elements a field: its name, its value, its deadline (0 or 8 bytes).
         let small = list.len() <= 3 * 128 && list.iter().all(|e| e.len() <= 64);
         let encoding: &[u8] = if small { b"listpack" } else { b"hashtable" };

@@ -1,7 +1,10 @@
 //! The list commands (Redis 7.0's `t_list.c`) over lists kept as one value each in the store
 //! ([`crate::store::list`]): the same replies, errors, argument order and keyspace events.
-//! A change rewrites the list through the reply buffer's spare room; a list left empty is
-//! deleted, as in Redis.
+//! Pushes, pops and `LTRIM` change the list in place; a push that finds no room, a change in
+//! the middle (`LSET`, `LINSERT`, `LREM`) and pops that leave the block oversized write the
+//! list anew through the reply buffer's spare room. A list left empty is deleted, as in Redis.
+
+use core::ops::Range;
 
 use super::events::Class;
 use super::types::{WrongType, WRONGTYPE};
@@ -10,41 +13,33 @@ use super::{
     NOT_INTEGER, SYNTAX,
 };
 use crate::decimal::parse_i64;
-use crate::store::list::{element_len, List, ListWriter};
+pub(super) use crate::store::list::End;
+use crate::store::list::{capacity_for, element_len, List, ListMut, ListWriter};
 use crate::store::StoreError;
 use crate::store::{Ttl, ValueKind};
 
-/// An end of a list.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum End {
-    Head,
-    Tail,
+/// The end `LMOVE` names `LEFT` or `RIGHT`.
+pub(super) fn parse_end(word: &[u8]) -> Option<End> {
+    if is(word, "left") {
+        Some(End::Head)
+    } else if is(word, "right") {
+        Some(End::Tail)
+    } else {
+        None
+    }
 }
 
-impl End {
-    /// `LEFT` or `RIGHT`, as `LMOVE` names them.
-    pub(super) fn parse(word: &[u8]) -> Option<Self> {
-        if is(word, "left") {
-            Some(Self::Head)
-        } else if is(word, "right") {
-            Some(Self::Tail)
-        } else {
-            None
-        }
+const fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
     }
+}
 
-    const fn push_event(self) -> &'static str {
-        match self {
-            Self::Head => "lpush",
-            Self::Tail => "rpush",
-        }
-    }
-
-    const fn pop_event(self) -> &'static str {
-        match self {
-            Self::Head => "lpop",
-            Self::Tail => "rpop",
-        }
+const fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
     }
 }
 
@@ -77,10 +72,39 @@ impl Context<'_, '_> {
     }
 }
 
-/// Writes list `key` anew: `edit` gets the old list (empty if none), the reply written so far
-/// (where an element being moved waits) and a writer with room for the old list's bytes and
-/// `extra` more. An empty result deletes the key. The list's time to live stays. `Ok`: the
-/// new length (0: the key is gone; the caller publishes its event, then `del`, as Redis does).
+/// Writes list `key` anew, in a block with room at both ends: `edit` gets the old list (empty
+/// if none), the reply written so far (where an element being moved waits) and a writer with
+/// room for the old list's elements and `extra` more bytes. An empty result deletes the key.
+/// The list's time to live stays. `Ok`: the new length (0: the key is gone; the caller
+/// publishes its event, then `del`, as Redis does).
+fn write_anew(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    extra: usize,
+    edit: impl FnOnce(List<'_>, &[u8], &mut ListWriter<'_>),
+) -> Result<usize, StoreError> {
+    let now = ctx.clock.now;
+    let old = ctx.store.get(key, now).unwrap_or_default();
+    // Scratch room for the new list (the store refuses it if it is over the largest value).
+    let size = capacity_for(List::new(old).body().len() + extra);
+    let Some((reply, room)) = out.written_and_spare(size) else {
+        return Err(StoreError::ValueTooLarge);
+    };
+    let mut writer = ListWriter::new(room);
+    edit(List::new(old), reply, &mut writer);
+    let count = writer.count();
+    let len = writer.finish_with_room();
+    if count == 0 {
+        ctx.store.delete(key, now);
+        return Ok(0);
+    }
+    ctx.store
+        .set_kind(key, &out.spare()[..len], ValueKind::List, Ttl::Keep, now)
+        .map(|()| count)
+}
+
+/// [`write_anew`], answering a refusal with its error reply.
 fn rewrite(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
@@ -88,28 +112,62 @@ fn rewrite(
     extra: usize,
     edit: impl FnOnce(List<'_>, &[u8], &mut ListWriter<'_>),
 ) -> Result<usize, Reply> {
+    write_anew(ctx, out, key, extra, edit).map_err(|e| store_error(ctx, out, e))
+}
+
+/// Elements to push: arguments, or one element already written into the reply (`LMOVE`).
+#[derive(Clone)]
+enum Pushed<'v> {
+    Arguments(&'v [&'v [u8]]),
+    Reply(Range<usize>),
+}
+
+/// Pushes `pushed` at `end` of list `key` (made if there is none), each in turn (at the head,
+/// the last given comes first): in place when the block has room, else by writing the list
+/// anew. `Ok`: the new length.
+fn push_elements(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    end: End,
+    pushed: Pushed<'_>,
+) -> Result<usize, Reply> {
     let now = ctx.clock.now;
-    let old = ctx.store.get(key, now).unwrap_or_default();
-    // Scratch room for the new list (the store refuses it if it is over the largest value).
-    let size = 4 + old.len() + extra;
-    let Some((reply, room)) = out.written_and_spare(size) else {
-        return Err(store_error(ctx, out, StoreError::ValueTooLarge));
+    let one;
+    let new: &[&[u8]] = match &pushed {
+        Pushed::Arguments(new) => new,
+        Pushed::Reply(at) => {
+            one = [out.written().get(at.clone()).unwrap_or_default()];
+            &one
+        }
     };
-    let mut writer = ListWriter::new(room);
-    edit(List::new(old), reply, &mut writer);
-    let count = writer.count();
-    let len = writer.finish();
-    if count == 0 {
-        ctx.store.delete(key, now);
-        return Ok(0);
+    if let Some(value) = ctx.store.value_mut(key, now) {
+        if let Some(len) = ListMut::new(value).push(end, new) {
+            return Ok(len);
+        }
     }
-    match ctx
-        .store
-        .set_kind(key, &out.spare()[..len], ValueKind::List, Ttl::Keep, now)
-    {
-        Ok(()) => Ok(count),
-        Err(e) => Err(store_error(ctx, out, e)),
-    }
+    let extra = new.iter().map(|e| element_len(e.len())).sum();
+    rewrite(ctx, out, key, extra, |old, reply, writer| {
+        let one;
+        let new: &[&[u8]] = match &pushed {
+            Pushed::Arguments(new) => new,
+            Pushed::Reply(at) => {
+                one = [reply.get(at.clone()).unwrap_or_default()];
+                &one
+            }
+        };
+        if end == End::Head {
+            for element in new.iter().rev() {
+                writer.push(element);
+            }
+        }
+        writer.push_encoded(old.body(), old.len());
+        if end == End::Tail {
+            for element in new {
+                writer.push(element);
+            }
+        }
+    })
 }
 
 /// After a change that left `left` elements: `event`, then `del` if the list is gone (Redis'
@@ -135,26 +193,9 @@ fn push(
     if !exists && only_existing {
         return integer(out, 0);
     }
-    let new = &argv[2..];
-    let extra = new.iter().map(|e| element_len(e.len())).sum();
-    let written = rewrite(ctx, out, key, extra, |old, _, writer| {
-        if end == End::Head {
-            // Each pushed in turn at the head: the last given comes first.
-            for element in new.iter().rev() {
-                writer.push(element);
-            }
-        }
-        // The old elements as they are encoded.
-        writer.push_encoded(old.split(0).1, old.len());
-        if end == End::Tail {
-            for element in new {
-                writer.push(element);
-            }
-        }
-    });
-    match written {
+    match push_elements(ctx, out, key, end, Pushed::Arguments(&argv[2..])) {
         Ok(len) => {
-            ctx.written(!exists, Class::List, end.push_event(), key);
+            ctx.written(!exists, Class::List, push_event(end), key);
             ctx.list_grew(key);
             integer(out, len as i64)
         }
@@ -190,22 +231,48 @@ pub(crate) fn rpushx(
     push(ctx, argv, out, End::Tail, true)
 }
 
-/// Removes `count` elements from `end` of list `key`; the elements left.
+/// After elements left list `key` in place: deletes it if it is empty, writes it anew,
+/// smaller, if its block is oversized (kept as it is if that cannot be done now). `left`: the
+/// elements left.
+fn shrunk(ctx: &mut Context<'_, '_>, out: &mut ReplyWriter<'_>, key: &[u8], left: usize) {
+    let now = ctx.clock.now;
+    if left == 0 {
+        ctx.store.delete(key, now);
+        return;
+    }
+    let oversized = ctx
+        .store
+        .get(key, now)
+        .is_some_and(|value| List::new(value).is_oversized());
+    if oversized {
+        let _ = write_anew(ctx, out, key, 0, |old, _, writer| {
+            writer.push_encoded(old.body(), old.len());
+        });
+    }
+}
+
+/// Removes `count` elements from `end` of list `key`, in place; the elements left.
 fn remove_from_end(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     key: &[u8],
     end: End,
     count: usize,
-) -> Result<usize, Reply> {
-    rewrite(ctx, out, key, 0, |old, _, writer| {
-        let keep = old.len() - count.min(old.len());
-        // The kept elements as they are encoded.
-        let kept = match end {
-            End::Head => old.split(old.len() - keep).1,
-            End::Tail => old.split(keep).0,
-        };
-        writer.push_encoded(kept, keep);
+) -> usize {
+    let left = ctx
+        .store
+        .value_mut(key, ctx.clock.now)
+        .map_or(0, |value| ListMut::new(value).remove(end, count));
+    shrunk(ctx, out, key, left);
+    left
+}
+
+/// The elements from `end` inwards.
+fn from_end(list: List<'_>, end: End) -> impl Iterator<Item = &[u8]> + Clone {
+    let mut elements = list.iter();
+    core::iter::from_fn(move || match end {
+        End::Head => elements.next(),
+        End::Tail => elements.next_back(),
     })
 }
 
@@ -219,16 +286,10 @@ pub(super) fn pop_one(
     end: End,
 ) -> Result<(), Reply> {
     let list = ctx.store.get(key, ctx.clock.now).map(List::new);
-    let len = list.map_or(0, |list| list.len());
-    let index = if end == End::Head {
-        0
-    } else {
-        len.saturating_sub(1)
-    };
-    let element = list.and_then(|list| list.get(index)).unwrap_or_default();
-    out.bulk(element).map_err(Err)?;
-    let left = remove_from_end(ctx, out, key, end, 1)?;
-    changed(ctx, key, end.pop_event(), left);
+    let element = list.and_then(|list| from_end(list, end).next());
+    out.bulk(element.unwrap_or_default()).map_err(Err)?;
+    let left = remove_from_end(ctx, out, key, end, 1);
+    changed(ctx, key, pop_event(end), left);
     Ok(())
 }
 
@@ -251,35 +312,27 @@ fn pop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>, end
         }
         return Ok(After::Continue);
     };
-    let len = list.len();
     let taken = match count {
         Some(0) => {
             out.array_header(0)?;
             return Ok(After::Continue);
         }
         Some(n) => {
-            let n = n.min(len);
+            let n = n.min(list.len());
             out.array_header(n)?;
-            // From the end inwards.
-            let order = (0..n).map(|i| if end == End::Head { i } else { len - 1 - i });
-            for index in order {
-                out.bulk(list.get(index).unwrap_or_default())?;
+            for element in from_end(list, end).take(n) {
+                out.bulk(element)?;
             }
             n
         }
         None => {
-            let index = if end == End::Head { 0 } else { len - 1 };
-            out.bulk(list.get(index).unwrap_or_default())?;
+            out.bulk(from_end(list, end).next().unwrap_or_default())?;
             1
         }
     };
-    match remove_from_end(ctx, out, key, end, taken) {
-        Ok(left) => {
-            changed(ctx, key, end.pop_event(), left);
-            Ok(After::Continue)
-        }
-        Err(reply) => reply,
-    }
+    let left = remove_from_end(ctx, out, key, end, taken);
+    changed(ctx, key, pop_event(end), left);
+    Ok(After::Continue)
 }
 
 /// `LPOP key [count]`.
@@ -397,7 +450,7 @@ pub(crate) fn lrange(
         return Ok(After::Continue);
     };
     out.array_header(to - from + 1)?;
-    for element in list.iter().skip(from).take(to - from + 1) {
+    for element in list.range(from, to - from + 1) {
         out.bulk(element)?;
     }
     Ok(After::Continue)
@@ -413,20 +466,16 @@ pub(crate) fn ltrim(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         return ok(out);
     };
     let kept = range(start, stop, list.len());
-    let written = rewrite(ctx, out, key, 0, |old, _, writer| {
-        if let Some((from, to)) = kept {
-            for element in old.iter().skip(from).take(to - from + 1) {
-                writer.push(element);
-            }
+    let left = ctx.store.value_mut(key, ctx.clock.now).map_or(0, |value| {
+        let mut list = ListMut::new(value);
+        match kept {
+            Some((from, to)) => list.keep(from, to),
+            None => list.keep(1, 0),
         }
     });
-    match written {
-        Ok(left) => {
-            changed(ctx, key, "ltrim", left);
-            ok(out)
-        }
-        Err(reply) => reply,
-    }
+    shrunk(ctx, out, key, left);
+    changed(ctx, key, "ltrim", left);
+    ok(out)
 }
 
 /// `LINSERT key BEFORE|AFTER pivot element`: the new length, -1 without the pivot, 0 without
@@ -564,9 +613,12 @@ pub(crate) fn lpos(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
     let skip = usize::try_from(rank.unsigned_abs() - 1).unwrap_or(usize::MAX);
     let scanned = if maxlen == 0 { len } else { maxlen.min(len) };
     // Positions of the matches in the order of the scan, from the rank-th on.
-    let found = (0..scanned)
-        .map(|i| if from_tail { len - 1 - i } else { i })
-        .filter(|&at| list.get(at) == Some(element))
+    let end = if from_tail { End::Tail } else { End::Head };
+    let found = from_end(list, end)
+        .take(scanned)
+        .enumerate()
+        .filter(|&(_, e)| e == element)
+        .map(|(i, _)| if from_tail { len - 1 - i } else { i })
         .skip(skip);
     match count {
         None => match found.clone().next() {
@@ -600,9 +652,7 @@ pub(super) fn lmove_generic(
     let Some(list) = list_or_return!(ctx, source, out) else {
         return bulk_or_nil(out, None);
     };
-    let len = list.len();
-    let index = if from == End::Head { 0 } else { len - 1 };
-    let element_len_now = list.get(index).map_or(0, <[u8]>::len);
+    let element_len_now = from_end(list, from).next().map_or(0, <[u8]>::len);
     let made = match ctx.store.get_kind(destination, ctx.clock.now) {
         Some((ValueKind::List, _)) => false,
         Some(_) => return error(out, WRONGTYPE),
@@ -610,53 +660,26 @@ pub(super) fn lmove_generic(
     };
     // The element goes into the reply first, and from there into the destination.
     let list = ctx.store.get(source, ctx.clock.now).map(List::new);
-    let element = list.and_then(|list| list.get(index)).unwrap_or_default();
-    out.bulk_header(element.len())?;
+    let element = list.and_then(|list| from_end(list, from).next());
+    out.bulk_header(element_len_now)?;
     let at = out.len();
-    out.raw(element)?;
+    out.raw(element.unwrap_or_default())?;
     out.raw(b"\r\n")?;
-    let element_bytes = at..at + element_len_now;
-    let pushed = rewrite(
-        ctx,
-        out,
-        destination,
-        element_len(element_len_now),
-        |old, reply, writer| {
-            let element = &reply[element_bytes];
-            let same = source == destination;
-            let old_len = old.len();
-            // On one list, the element leaves one end before it joins the other.
-            let kept = old
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| !same || i != if from == End::Head { 0 } else { old_len - 1 });
-            if to == End::Head {
-                writer.push(element);
-            }
-            for (_, e) in kept {
-                writer.push(e);
-            }
-            if to == End::Tail {
-                writer.push(element);
-            }
-        },
-    );
-    if let Err(reply) = pushed {
+    // Pushed before it is popped, so that a refused push changes nothing; on one list the
+    // result is the same.
+    let pushed = Pushed::Reply(at..at + element_len_now);
+    if let Err(reply) = push_elements(ctx, out, destination, to, pushed) {
         return reply;
     }
-    ctx.written(made, Class::List, to.push_event(), destination);
+    ctx.written(made, Class::List, push_event(to), destination);
     ctx.list_grew(destination);
+    let left = remove_from_end(ctx, out, source, from, 1);
     if source == destination {
-        ctx.notify(Class::List, from.pop_event(), source);
-        return Ok(After::Continue);
+        ctx.notify(Class::List, pop_event(from), source);
+    } else {
+        changed(ctx, source, pop_event(from), left);
     }
-    match remove_from_end(ctx, out, source, from, 1) {
-        Ok(left) => {
-            changed(ctx, source, from.pop_event(), left);
-            Ok(After::Continue)
-        }
-        Err(reply) => reply,
-    }
+    Ok(After::Continue)
 }
 
 /// What `LMPOP` and `BLMPOP` pop: their keys, the end, and up to how many elements.
@@ -677,7 +700,7 @@ pub(super) fn parse_mpop<'v>(argv: &'v [&'v [u8]], at: usize) -> Result<Mpop<'v>
         .and_then(|n| n.checked_add(at + 1))
         .filter(|&i| i < argv.len())
         .ok_or(SYNTAX)?;
-    let end = End::parse(argv[where_at]).ok_or(SYNTAX)?;
+    let end = parse_end(argv[where_at]).ok_or(SYNTAX)?;
     let mut count = None;
     let mut j = where_at + 1;
     while j < argv.len() {
@@ -708,21 +731,23 @@ pub(super) fn pop_range_with_key(
     count: usize,
 ) -> Result<(), Reply> {
     let list = ctx.store.get(key, ctx.clock.now).map(List::new);
-    let len = list.map_or(0, |list| list.len());
-    let n = count.min(len);
+    let n = count.min(list.map_or(0, |list| list.len()));
     let written = (|| {
         out.array_header(2)?;
         out.bulk(key)?;
         out.array_header(n)?;
-        for i in 0..n {
-            let index = if end == End::Head { i } else { len - 1 - i };
-            out.bulk(list.and_then(|list| list.get(index)).unwrap_or_default())?;
+        for element in list
+            .into_iter()
+            .flat_map(|list| from_end(list, end))
+            .take(n)
+        {
+            out.bulk(element)?;
         }
         Ok(())
     })();
     written.map_err(Err)?;
-    let left = remove_from_end(ctx, out, key, end, n)?;
-    changed(ctx, key, end.pop_event(), left);
+    let left = remove_from_end(ctx, out, key, end, n);
+    changed(ctx, key, pop_event(end), left);
     Ok(())
 }
 
@@ -751,7 +776,7 @@ pub(crate) fn lmpop(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
 
 /// `LMOVE source destination LEFT|RIGHT LEFT|RIGHT`.
 pub(crate) fn lmove(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
-    let (Some(from), Some(to)) = (End::parse(argv[3]), End::parse(argv[4])) else {
+    let (Some(from), Some(to)) = (parse_end(argv[3]), parse_end(argv[4])) else {
         return error(out, SYNTAX);
     };
     lmove_generic(ctx, out, (argv[1], argv[2]), from, to)

@@ -29,6 +29,7 @@ mod chunks;
 mod hash_table;
 mod key_timers;
 pub mod list;
+pub mod packed;
 mod timer_segments;
 mod usage;
 mod value_kind;
@@ -358,6 +359,30 @@ impl<'a> Store<'a> {
             self.pool
                 .slice(entry.offset + entry.key_len, entry.value_len as usize),
         ))
+    }
+
+    /// The value of a live key, to change in place (its length stays; its block does not
+    /// move): a write, with a new write stamp. For values laid out to be edited in place, as
+    /// lists are ([`list`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreArrays, Ttl};
+    ///
+    /// let mut arrays: StoreArrays<4, 256> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 16);
+    /// store.set(b"k", b"abc", Ttl::Persist, 0).unwrap();
+    /// store.value_mut(b"k", 0).unwrap()[1] = b'x';
+    /// assert_eq!(store.get(b"k", 0), Some(&b"axc"[..]));
+    /// assert!(store.value_mut(b"other", 0).is_none());
+    /// ```
+    pub fn value_mut(&mut self, key: &[u8], now: Tick) -> Option<&mut [u8]> {
+        let index = self.find_live(key, now)?;
+        self.stamp_written(index);
+        let entry = self.entry(index)?;
+        let (offset, len) = (entry.offset + entry.key_len, entry.value_len as usize);
+        Some(self.pool.slice_mut(offset, len))
     }
 
     /// Whether a live key exists.
