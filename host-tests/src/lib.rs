@@ -6,6 +6,8 @@ pub mod cpu_time;
 
 pub mod e2e;
 
+pub mod list_check;
+
 pub mod model;
 
 pub mod property;

@@ -418,8 +418,8 @@ fn qemu_firmware_serves_lists_within_its_largest_value() {
     assert_eq!(board.cli(&["EXISTS", "l"]), "0");
     assert_eq!(board.cli(&["LLEN", "m"]), "1");
 
-    // 100-byte elements until the list would pass the largest value: each encoded in 101 bytes
-    // after a 4-byte count, so 20 fit in 2,048 bytes.
+    // 100-byte elements until the list would pass the largest value: each encoded in 102 bytes
+    // (its length before and after it) after a 12-byte header, so 19 fit in 2,048 bytes.
     let element = "x".repeat(100);
     let mut accepted = 0;
     let refusal = loop {
@@ -436,7 +436,7 @@ fn qemu_firmware_serves_lists_within_its_largest_value() {
             Err(_) => break reply,
         }
     };
-    assert_eq!(accepted, 20);
+    assert_eq!(accepted, 19);
     assert_eq!(
         refusal,
         format!("ERR value is too large (max {MAX_VALUE_LEN} bytes)")
@@ -444,12 +444,12 @@ fn qemu_firmware_serves_lists_within_its_largest_value() {
     assert_eq!(board.cli(&["LLEN", "big"]), accepted.to_string());
     assert_eq!(board.cli(&["LINDEX", "big", "-1"]), element);
 
-    // 1,000 one-byte elements fit in one value, but not their LRANGE in one reply.
+    // 600 one-byte elements (3 bytes each) fit in one value, but not their LRANGE in one reply.
     let mut client = board.connect();
-    for _ in 0..1_000 {
+    for _ in 0..600 {
         client.send(&["RPUSH", "small", "y"]);
     }
-    for i in 1..=1_000 {
+    for i in 1..=600 {
         assert_eq!(client.reply(), Reply::Int(i));
     }
     assert_eq!(

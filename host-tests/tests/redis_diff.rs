@@ -1233,7 +1233,60 @@ fn lists() -> Vec<Script> {
             .run(&["RPUSH e a", "PEXPIRE e 50", "LLEN e"])
             .sleep(200)
             .run(&["LLEN e", "EXISTS e", "LPUSHX e x"]),
+        big_lists(),
     ]
+}
+
+/// Lists past Redis' listpack thresholds (more than 128 elements, elements over 64 bytes) and
+/// past several of Redis' 8 KiB quicklist nodes, changed at both ends and in the middle: here
+/// pushes fill a block's room, move the elements to its middle, write it anew larger, and pops
+/// shrink it again.
+fn big_lists() -> Script {
+    // Elements of 1 to 300 bytes (the length's size changes at 128), with repeats for LREM and
+    // LPOS, and no spaces.
+    let element = |i: usize| format!("e{}-{}", i % 37, "x".repeat(i * 7 % 300));
+    let push = |command: &str, key: &str, range: std::ops::Range<usize>| {
+        let elements: Vec<String> = range.map(element).collect();
+        format!("{command} {key} {}", elements.join(" "))
+    };
+    let lines = [
+        push("RPUSH", "big", 0..150),
+        push("LPUSH", "big", 150..300),
+        push("RPUSH", "big", 300..310),
+        "LLEN big".to_string(),
+        "OBJECT ENCODING big".to_string(),
+        "LINDEX big 0".to_string(),
+        "LINDEX big 149".to_string(),
+        "LINDEX big -1".to_string(),
+        "LINDEX big -200".to_string(),
+        "LRANGE big 140 160".to_string(),
+        "LRANGE big -170 -150".to_string(),
+        format!("LPOS big {} RANK -2 COUNT 3", element(40)),
+        format!("LPOS big {} COUNT 0 MAXLEN 200", element(3)),
+        format!("LINSERT big BEFORE {} inserted", element(200)),
+        format!("LINSERT big AFTER {} {}", element(100), "y".repeat(200)),
+        "LSET big 155 replaced".to_string(),
+        format!("LSET big -3 {}", "z".repeat(129)),
+        format!("LREM big 3 {}", element(5)),
+        format!("LREM big -2 {}", element(7)),
+        "LRANGE big 0 -1".to_string(),
+        "LPOP big 100".to_string(),
+        "RPOP big 100".to_string(),
+        "LTRIM big 20 -20".to_string(),
+        "LRANGE big 0 -1".to_string(),
+        push("RPUSH", "other", 0..200),
+        "LMOVE big other LEFT RIGHT".to_string(),
+        "LMOVE other big RIGHT LEFT".to_string(),
+        "LMOVE big big RIGHT LEFT".to_string(),
+        "LMPOP 2 big other RIGHT COUNT 70".to_string(),
+        "LRANGE big 0 -1".to_string(),
+        "LPOP other 1000".to_string(),
+        "EXISTS other".to_string(),
+        "RPOP big 1000".to_string(),
+        "EXISTS big".to_string(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    Script::new("lists: past the thresholds").run(&lines)
 }
 
 /// Hashes: every command of the family, wrong arity, wrong types both ways, the keyspace

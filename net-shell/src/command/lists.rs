@@ -14,7 +14,7 @@ use super::{
 };
 use crate::decimal::parse_i64;
 pub(super) use crate::store::list::End;
-use crate::store::list::{capacity_for, element_len, List, ListMut, ListWriter};
+use crate::store::list::{capacity_for, element_len, List, ListMut, ListWriter, HEADER};
 use crate::store::StoreError;
 use crate::store::{Ttl, ValueKind};
 
@@ -85,9 +85,12 @@ fn write_anew(
     edit: impl FnOnce(List<'_>, &[u8], &mut ListWriter<'_>),
 ) -> Result<usize, StoreError> {
     let now = ctx.clock.now;
+    let largest = ctx.store.max_value_len();
     let old = ctx.store.get(key, now).unwrap_or_default();
-    // Scratch room for the new list (the store refuses it if it is over the largest value).
-    let size = capacity_for(List::new(old).body().len() + extra);
+    // Scratch room for the new list: its room shrinks near the largest value, and the store
+    // refuses a list whose elements alone pass it.
+    let used = List::new(old).body().len() + extra;
+    let size = capacity_for(used).min(largest.max(HEADER + used));
     let Some((reply, room)) = out.written_and_spare(size) else {
         return Err(StoreError::ValueTooLarge);
     };
