@@ -53,7 +53,7 @@ case "${1:-}" in
     cargo build --release --quiet --manifest-path "$root/Cargo.toml" -p net-shell --features std
     # The host's side of the tap is this machine: protected mode trusts it, as Redis trusts
     # loopback (pass --trusted-network again, or --requirepass, to change that).
-    exec ip netns exec "$ns" "$root/target/release/net-shell" --tap "$tap" --address "$addr" \
+    exec ip netns exec "$ns" "${CARGO_TARGET_DIR:-$root/target}/release/net-shell" --tap "$tap" --address "$addr" \
       --trusted-network "${host%/*}/32" "$@"
     ;;
   exec)

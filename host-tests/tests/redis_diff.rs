@@ -1562,50 +1562,61 @@ fn blocking_pops() -> Vec<Script> {
 /// `CLIENT REPLY`: replies dropped (`OFF`, `SKIP`) are not sent, yet the commands run; each
 /// silenced run is followed by a `PING`, so a reply that should not have come shows.
 fn client_reply() -> Vec<Script> {
-    vec![Script::new("client reply")
-        .run(&[
-            "CLIENT REPLY",
-            "CLIENT REPLY maybe",
-            "CLIENT REPLY ON",
-            "CLIENT REPLY ON x",
-            "CLIENT INFO x",
-            "COMMAND INFO client|reply client|info",
-        ])
-        .quiet(
-            &[
-                "CLIENT REPLY OFF",
-                "SET a 1",
-                "GET a",
-                "NOSUCH",
-                "GET",
+    vec![
+        Script::new("client reply")
+            .run(&[
+                "CLIENT REPLY",
+                "CLIENT REPLY maybe",
                 "CLIENT REPLY ON",
-                "GET a",
-            ],
-            2,
-        )
-        .run(&["PING"])
-        .quiet(&["CLIENT REPLY SKIP", "INCR a", "INCR a"], 1)
-        .run(&["PING"])
-        .quiet(
-            &["CLIENT REPLY SKIP", "CLIENT REPLY SKIP", "GET a", "GET a"],
-            1,
-        )
-        .run(&["PING"])
-        .quiet(
-            &[
-                "CLIENT REPLY OFF",
-                "CLIENT REPLY SKIP",
-                "GET a",
-                "CLIENT REPLY ON",
-                "GET a",
-            ],
-            2,
-        )
-        .run(&["PING"])
-        .quiet(&["CLIENT REPLY SKIP", "CLIENT REPLY ON", "GET a"], 2)
-        .run(&["PING"])
-        .quiet(&["CLIENT REPLY SKIP", "GET", "CLIENT REPLY maybe"], 1)
-        .run(&["PING", "GET a"])]
+                "CLIENT REPLY ON x",
+                "CLIENT INFO x",
+                "COMMAND INFO client|reply client|info",
+            ])
+            .quiet(
+                &[
+                    "CLIENT REPLY OFF",
+                    "SET a 1",
+                    "GET a",
+                    "NOSUCH",
+                    "GET",
+                    "CLIENT REPLY ON",
+                    "GET a",
+                ],
+                2,
+            )
+            .run(&["PING"])
+            .quiet(&["CLIENT REPLY SKIP", "INCR a", "INCR a"], 1)
+            .run(&["PING"])
+            .quiet(
+                &["CLIENT REPLY SKIP", "CLIENT REPLY SKIP", "GET a", "GET a"],
+                1,
+            )
+            .run(&["PING"])
+            .quiet(
+                &[
+                    "CLIENT REPLY OFF",
+                    "CLIENT REPLY SKIP",
+                    "GET a",
+                    "CLIENT REPLY ON",
+                    "GET a",
+                ],
+                2,
+            )
+            .run(&["PING"])
+            .quiet(&["CLIENT REPLY SKIP", "CLIENT REPLY ON", "GET a"], 2)
+            .run(&["PING"])
+            .quiet(&["CLIENT REPLY SKIP", "GET", "CLIENT REPLY maybe"], 1)
+            .run(&["PING", "GET a"]),
+        // Pub/sub confirmations and messages are pushes, sent whatever the mode; other
+        // replies on the subscribed connection stay dropped.
+        Script::new("client reply and pub/sub")
+            .on(1, &["CLIENT REPLY OFF", "SUBSCRIBE a b"], 0)
+            .on(1, &["PSUBSCRIBE c*"], 0)
+            .run(&["PUBLISH a x", "PUBLISH cc y"])
+            .on(1, &[], 2)
+            .on(1, &["UNSUBSCRIBE a b"], 1)
+            .on(1, &["PUNSUBSCRIBE", "CLIENT REPLY ON", "PING"], 0),
+    ]
 }
 
 /// `MONITOR` on connection 1 sees what connection 0 runs (admin commands and refused ones

@@ -1,6 +1,7 @@
 //! `CLIENT REPLY ON|OFF|SKIP`: whether a connection's replies are sent, as Redis 7.0 keeps it
 //! in three client flags (`CLIENT_REPLY_OFF`, `CLIENT_REPLY_SKIP_NEXT`, `CLIENT_REPLY_SKIP`).
-//! Commands still run, and count, when their replies are dropped.
+//! Commands still run, and count, when their replies are dropped. Pub/sub confirmations and
+//! messages are pushes, sent whatever the mode (Redis' `CLIENT_PUSHING`).
 
 use super::{error, ok, After, Context, Reply, ReplyWriter, SYNTAX};
 

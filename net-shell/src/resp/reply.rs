@@ -39,6 +39,8 @@ pub struct ReplyWriter<'a> {
     len: usize,
     /// The protocol the client speaks (`HELLO`).
     protocol: Protocol,
+    /// A push was written ([`push_header`](Self::push_header)).
+    pushed: bool,
 }
 
 /// The protocol a connection speaks: RESP2 until the client says `HELLO 3`.
@@ -141,6 +143,7 @@ impl<'a> ReplyWriter<'a> {
             buf: Buf::Slice(buf),
             len: 0,
             protocol: Protocol::Resp2,
+            pushed: false,
         }
     }
 
@@ -180,6 +183,7 @@ impl<'a> ReplyWriter<'a> {
             buf: Buf::Vec(vec),
             len: 0,
             protocol: Protocol::Resp2,
+            pushed: false,
         }
     }
 
@@ -599,10 +603,29 @@ impl<'a> ReplyWriter<'a> {
     /// assert_eq!(replies.written(), b">3\r\n");
     /// ```
     pub fn push_header(&mut self, count: usize) -> Result<(), WriteFull> {
+        self.pushed = true;
         match self.protocol {
             Protocol::Resp2 => self.aggregate(b"*", count),
             Protocol::Resp3 => self.aggregate(b">", count),
         }
+    }
+
+    /// Whether a push ([`push_header`](Self::push_header): a pub/sub confirmation or message)
+    /// was written: Redis sends those whatever `CLIENT REPLY` says (its `CLIENT_PUSHING`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::resp::ReplyWriter;
+    ///
+    /// let mut tx = [0u8; 8];
+    /// let mut replies = ReplyWriter::new(&mut tx);
+    /// assert!(!replies.wrote_push());
+    /// replies.push_header(3).unwrap();
+    /// assert!(replies.wrote_push());
+    /// ```
+    pub fn wrote_push(&self) -> bool {
+        self.pushed
     }
 
     /// Text for a person to read (`INFO`, `CLIENT LIST`): RESP3's verbatim string of format

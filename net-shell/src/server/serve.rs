@@ -252,7 +252,8 @@ impl Runner<'_, '_> {
                 step.executed = true;
                 #[cfg(feature = "extended-commands")]
                 {
-                    step.silent = client.reply_mode.after_command();
+                    // Pub/sub confirmations go out whatever the mode, as in Redis.
+                    step.silent = client.reply_mode.after_command() && !out.wrote_push();
                 }
                 match after {
                     Ok(After::Close) => step.close = true,
