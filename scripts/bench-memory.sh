@@ -2,7 +2,9 @@
 # Memory of net-shell and redis-server holding the same keys, measured in one run: resident set
 # size (RSS, from /proc) of each server when empty and after 10,000, 100,000 and 1,000,000 keys
 # (`SET key:N <value>`, optionally `EX 3600`), with 16- and 100-byte values, and the bytes per
-# key that follow from it. Both servers run inside a network namespace this script creates and
+# key that follow from it; then after deleting nine keys in ten (every key but key:N with N a
+# multiple of 10, so that every part of the table keeps keys), and after deleting the rest:
+# what each server gives back. Both servers run inside a network namespace this script creates and
 # removes: net-shell on a tap, redis-server on the namespace's loopback. Keys are written through
 # `redis-cli --pipe` from scripts/memory_fill.py, so every count is exact.
 #
@@ -61,6 +63,37 @@ start_servers() {
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 dbsize() { inns redis-cli "$@" dbsize; }
 
+# delete TO KEEP_EVERY: deletes keys 0..TO-1 from both servers, but those whose number is a
+# multiple of KEEP_EVERY (0: none kept).
+delete() {
+  python3 - "$1" "$2" > "$out/cmds" <<'EOF'
+import sys
+to, every = int(sys.argv[1]), int(sys.argv[2])
+out = sys.stdout.buffer
+chunk = []
+for n in range(to):
+    if every and n % every == 0:
+        continue
+    chunk.append(b"*2\r\n$3\r\nDEL\r\n$16\r\nkey:%012d\r\n" % n)
+    if len(chunk) == 10000:
+        out.write(b"".join(chunk))
+        chunk.clear()
+out.write(b"".join(chunk))
+EOF
+  inns redis-cli -h "$shell_ip" --pipe < "$out/cmds" > "$out/pipe-shell" 2>&1 || { cat "$out/pipe-shell"; exit 1; }
+  inns redis-cli -p "$redis_port" --pipe < "$out/cmds" > "$out/pipe-redis" 2>&1 || { cat "$out/pipe-redis"; exit 1; }
+}
+
+# row VALUE_LEN TTL WHAT KEYS: one row of the table, with RSS now.
+row() {
+  python3 - "$1" "$2" "$3" "$4" "$(rss_kb "$shell_pid")" "$(rss_kb "$redis_pid")" "$shell_empty" "$redis_empty" <<'EOF'
+import sys
+l, t, what, n, s, r, s0, r0 = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:])
+per = f"{(s-s0)*1024/n:.0f} | {(r-r0)*1024/n:.0f}" if n else " | "
+print(f"| {l} | {t} | {what}{n:,} | {s/1000:.1f} | {r/1000:.1f} | {s/r:.2f} | {per} |")
+EOF
+}
+
 # fill FROM TO VALUE_LEN TTL: writes keys FROM..TO-1 to both servers.
 fill() {
   local from=$1 to=$2 len=$3 ttl=$4
@@ -80,11 +113,7 @@ for len in $values; do
     start_servers
     sleep 0.5
     shell_empty=$(rss_kb "$shell_pid"); redis_empty=$(rss_kb "$redis_pid")
-    python3 - "$len" "$ttl" 0 "$shell_empty" "$redis_empty" "$shell_empty" "$redis_empty" <<'EOF'
-import sys
-l, t, n, s, r, s0, r0 = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-print(f"| {l} | {t} | {n:,} | {s/1000:.1f} | {r/1000:.1f} | {s/r:.2f} | | |")
-EOF
+    row "$len" "$ttl" "" 0
     have=0
     for n in $points; do
       fill "$have" "$n" "$len" "$ttl"
@@ -93,12 +122,21 @@ EOF
       if [ "$got_shell" != "$n" ] || [ "$got_redis" != "$n" ]; then
         echo "expected $n keys, net-shell has $got_shell, redis-server $got_redis"; exit 1
       fi
-      python3 - "$len" "$ttl" "$n" "$(rss_kb "$shell_pid")" "$(rss_kb "$redis_pid")" "$shell_empty" "$redis_empty" <<'EOF'
-import sys
-l, t, n, s, r, s0, r0 = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
-print(f"| {l} | {t} | {n:,} | {s/1000:.1f} | {r/1000:.1f} | {s/r:.2f} | {(s-s0)*1024/n:.0f} | {(r-r0)*1024/n:.0f} |")
-EOF
+      row "$len" "$ttl" "" "$n"
     done
+    # Nine keys in ten deleted, spread over the whole table; then the rest.
+    delete "$have" 10
+    left=$(( (have + 9) / 10 ))
+    got_shell=$(dbsize -h "$shell_ip"); got_redis=$(dbsize -p "$redis_port")
+    if [ "$got_shell" != "$left" ] || [ "$got_redis" != "$left" ]; then
+      echo "expected $left keys, net-shell has $got_shell, redis-server $got_redis"; exit 1
+    fi
+    sleep 1
+    row "$len" "$ttl" "9 in 10 deleted: " "$left"
+    delete "$have" 0
+    [ "$(dbsize -h "$shell_ip")" = 0 ] && [ "$(dbsize -p "$redis_port")" = 0 ]
+    sleep 1
+    row "$len" "$ttl" "all deleted: " 0
     stop_servers
   done
 done

@@ -15,8 +15,11 @@
 //! - a key is visible while `now <= deadline` (as in Redis, gone once `now > deadline`); any
 //!   access after its deadline removes it (and counts it in `expired_keys`), and time going
 //!   backwards shows a key not yet removed;
-//! - `expire(now, budget)` removes the due keys in deadline order (ties in the order their
-//!   deadlines were set), at most `budget`, and says whether more are due;
+//! - `expire(now, budget)` removes due keys, at most `budget`, and says whether more are due:
+//!   in deadline order (ties in the order their deadlines were set) in a store of at most
+//!   [`ONE_TIMER_SEGMENT`] keys, whose timers share one queue; in a larger one, whose timers
+//!   may be in several segments (and move between them as the table shrinks), each removed
+//!   key was due;
 //! - `set` checks key length, then value length, then (a deadline `<= now` deletes, counted as
 //!   expired) the key table, then the byte pool; `check_set` predicts `set` exactly;
 //! - a refused write changes nothing: every key keeps its value (only the key itself may be gone,
@@ -34,7 +37,9 @@
 //! `None` only without deadlines), and what `memory()` says the pool holds (blocks, and the
 //! keys' and values' own bytes). The store's key table grows and shrinks in chunks as keys come
 //! and go (its memory is allocated): [`Coverage`] counts how often it did, and how often while
-//! expired keys were still stored. At the end every key reads back its value.
+//! expired keys were still stored. Whenever it holds no key, it holds at most twice the
+//! allocated table its first key brought (a spare chunk of entries, the buckets' spare chunk,
+//! no timer segment), however large it grew before. At the end every key reads back its value.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -49,6 +54,9 @@ pub const FUZZ_KEYS: usize = 16;
 pub const FUZZ_BYTES: usize = 512;
 /// Steps of one fuzz input beyond this are ignored (keeps each run fast).
 pub const MAX_FUZZ_STEPS: usize = 2_000;
+/// The most keys of a store whose key timers are one queue (the store's first timer segment):
+/// its sweeps go in deadline order.
+pub const ONE_TIMER_SEGMENT: usize = 1024;
 /// Ops remembered for a failure message.
 const HISTORY: usize = 12;
 
@@ -344,6 +352,10 @@ pub struct Coverage {
     pub growths_while_expiring: usize,
     /// Ops after which the key table held less allocated memory than before.
     pub table_shrinks: usize,
+    /// Of `table_shrinks`, those made while a key past its deadline was still stored.
+    pub shrinks_while_expiring: usize,
+    /// Ops that left the store without keys and gave back table memory.
+    pub emptied_tables: usize,
 }
 
 impl Coverage {
@@ -360,6 +372,8 @@ impl Coverage {
         self.table_growths += other.table_growths;
         self.growths_while_expiring += other.growths_while_expiring;
         self.table_shrinks += other.table_shrinks;
+        self.shrinks_while_expiring += other.shrinks_while_expiring;
+        self.emptied_tables += other.emptied_tables;
     }
 }
 
@@ -528,6 +542,8 @@ pub struct Run<const KEYS: usize, const BYTES: usize> {
     coverage: Coverage,
     /// The table's allocated bytes after the last op.
     table: usize,
+    /// The table's allocated bytes once its first key came (0 until then).
+    first_table: usize,
     /// The last ops, for failure messages.
     history: Vec<String>,
 }
@@ -563,6 +579,7 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             now: 0,
             coverage: Coverage::default(),
             table: 0,
+            first_table: 0,
             history: Vec::new(),
         }
     }
@@ -764,7 +781,10 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             n => usize::from(n % 8),
         };
         let due = self.model.due(now);
-        let expiry = self.store.expire(now, budget);
+        let mut removed = Vec::new();
+        let expiry = self
+            .store
+            .expire_each(now, budget, |key| removed.push(key.to_vec()));
         let fired = due.len().min(budget);
         self.agree(expiry.fired == fired, || {
             format!(
@@ -776,8 +796,22 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
         self.agree(expiry.more_due == (due.len() > budget), || {
             format!("expire({now}, {budget}): more_due {}", expiry.more_due)
         });
-        for (_, _, key) in &due[..fired] {
-            self.model.remove(key);
+        self.agree(removed.len() == expiry.fired, || {
+            format!("expire({now}, {budget}) told of {removed:?}")
+        });
+        if KEYS <= ONE_TIMER_SEGMENT {
+            let first: Vec<&Vec<u8>> = due[..fired].iter().map(|(_, _, key)| key).collect();
+            let in_order = removed.iter().eq(first.iter().copied());
+            self.agree(in_order, || {
+                format!("expire({now}, {budget}) removed {removed:?}, model {first:?}")
+            });
+        }
+        for key in &removed {
+            let was_due = due.iter().any(|(_, _, due)| due == key);
+            let held = self.model.remove(key).is_some();
+            self.agree(was_due && held, || {
+                format!("expire({now}, {budget}) removed {key:?}, not due (or twice)")
+            });
             self.model.expired_keys += 1;
         }
         self.coverage.swept += fired;
@@ -785,10 +819,13 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
             self.coverage.budget_cuts += 1;
         }
         // The keys that fired are gone without an access, the rest still there.
-        for (_, _, key) in &due[fired..] {
-            let still = self.model.entries.contains_key(key);
-            self.agree(still, || format!("{key:?} due but not fired"));
-        }
+        let left = due
+            .iter()
+            .filter(|(_, _, key)| self.model.entries.contains_key(key))
+            .count();
+        self.agree(left == due.len() - fired, || {
+            format!("{left} of {} due keys left after {fired} fired", due.len())
+        });
     }
 
     fn check(&mut self) {
@@ -847,15 +884,26 @@ impl<const KEYS: usize, const BYTES: usize> Run<KEYS, BYTES> {
                 )
             },
         );
+        let expiring = model
+            .entries
+            .values()
+            .any(|e| e.timer.is_some_and(|(at, _)| at < now));
         if memory.allocated_table > self.table {
             self.coverage.table_growths += 1;
-            let expiring = model
-                .entries
-                .values()
-                .any(|e| e.timer.is_some_and(|(at, _)| at < now));
             self.coverage.growths_while_expiring += usize::from(expiring);
         } else if memory.allocated_table < self.table {
             self.coverage.table_shrinks += 1;
+            self.coverage.shrinks_while_expiring += usize::from(expiring);
+        }
+        if self.first_table == 0 && store.len() == 1 {
+            self.first_table = memory.allocated_table;
+        }
+        if store.is_empty() && self.first_table > 0 {
+            let first = self.first_table;
+            self.agree(memory.allocated_table <= 2 * first, || {
+                format!("{memory:?} without keys, {first} bytes once the first key came")
+            });
+            self.coverage.emptied_tables += usize::from(self.table > memory.allocated_table);
         }
         self.table = memory.allocated_table;
     }

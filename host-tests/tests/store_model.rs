@@ -7,7 +7,9 @@
 //! shapes: the fuzz target's store (16 keys, 512 bytes: a write is refused only when it does not
 //! fit by count), and a store larger than `MAX_BYTES_MOVED` (1,024 keys, 96 KiB) that fills with
 //! numbered keys and churns, so that its writes also take the bounded compaction and may be
-//! refused when the free bytes are scattered. The checker says what must hold after every step;
+//! refused when the free bytes are scattered. A third store (4,096 keys) grows past its first
+//! timer segment with keys expiring all the while, then shrinks as keys are deleted at random
+//! and expire, down to no key at all. The checker says what must hold after every step;
 //! this driver picks the ops, and fails a test whose sequences never produced the events it is
 //! there for.
 //!
@@ -18,8 +20,8 @@
 use host_tests::property::{self, Cases, Draw};
 
 use host_tests::store_check::{
-    check_input, Coverage, KeySpec, Op, Step, StoreInput, TtlSpec, ValueSpec, When, FUZZ_BYTES,
-    FUZZ_KEYS,
+    check_input, Coverage, KeySpec, Op, Run, Step, StoreInput, TtlSpec, ValueSpec, When,
+    FUZZ_BYTES, FUZZ_KEYS, ONE_TIMER_SEGMENT,
 };
 use rand::Rng;
 
@@ -28,6 +30,13 @@ const CASES: usize = 2_000;
 /// Keys and bytes of the large store.
 const LARGE_KEYS: usize = 1_024;
 const LARGE_BYTES: usize = 96 << 10;
+
+/// Keys and bytes of the store that grows and shrinks: more keys than one timer segment.
+const GROWING_KEYS: usize = 4_096;
+const GROWING_BYTES: usize = 256 << 10;
+/// Keys it grows to (numbered keys), and steps of its churn.
+const GROWN_TO: u16 = 3_000;
+const CHURN: usize = 3_000;
 
 /// What a sequence looks like.
 #[derive(Clone, Copy)]
@@ -171,6 +180,68 @@ fn input(rng: &mut Draw<'_>, shape: Shape) -> StoreInput {
     }
 }
 
+/// The store that grows and shrinks: numbered keys arrive, most with a time to live, while
+/// time moves and sweeps run (keys expire as the table grows); then keys are deleted at random,
+/// swept, rewritten and read; then every key is deleted.
+fn growing_input(rng: &mut Draw<'_>) -> StoreInput {
+    let tiny = |rng: &mut Draw<'_>| ValueSpec::Fill {
+        byte: rng.random(),
+        len: rng.random_range(0..16),
+    };
+    let sweep = |rng: &mut Draw<'_>| Op::Expire {
+        budget: if rng.random_bool(0.2) {
+            0xff
+        } else {
+            rng.random_range(0..8)
+        },
+    };
+    let mut steps = Vec::new();
+    for n in 0..GROWN_TO {
+        // Some keys expire while the table grows, most outlive the growth (about 22,000
+        // ticks) so that the timers outgrow their first segment.
+        let ttl = match rng.random_range(0..4) {
+            0 => TtlSpec::At(When::Later(rng.random_range(0..4_000))),
+            1 | 2 => TtlSpec::At(When::Later(rng.random_range(20_000..60_000))),
+            _ => TtlSpec::Persist,
+        };
+        let set = Op::Set {
+            key: KeySpec::Numbered(n),
+            value: tiny(rng),
+            ttl,
+        };
+        steps.push((Step::Forward(rng.random()), set));
+        if n % 8 == 0 {
+            steps.push((Step::Stay, sweep(rng)));
+        }
+    }
+    for _ in 0..CHURN {
+        let key = KeySpec::Numbered(rng.random_range(0..GROWN_TO));
+        let op = match rng.random_range(0..10) {
+            0..=5 => Op::Del { key },
+            6 | 7 => sweep(rng),
+            8 => Op::Set {
+                key,
+                value: tiny(rng),
+                ttl: TtlSpec::At(When::Later(rng.random_range(0..4_000))),
+            },
+            _ => Op::Get { key },
+        };
+        steps.push((Step::Forward(rng.random()), op));
+    }
+    for n in 0..GROWN_TO {
+        let del = Op::Del {
+            key: KeySpec::Numbered(n),
+        };
+        steps.push((Step::Stay, del));
+    }
+    StoreInput {
+        seed: rng.random(),
+        max_key: 16,
+        max_value: 16,
+        steps,
+    }
+}
+
 /// Runs `cases` sequences of one shape on `check`; returns what they exercised together.
 fn run(test: &str, cases: usize, shape: Shape, check: fn(&StoreInput) -> Coverage) -> Coverage {
     let words = Cases {
@@ -245,4 +316,51 @@ fn large_store_matches_model() {
     assert!(coverage.table_growths >= 16, "{coverage:?}");
     assert!(coverage.growths_while_expiring > 0, "{coverage:?}");
     assert!(coverage.table_shrinks > 0, "{coverage:?}");
+}
+
+/// [`check_input`] on the growing store, every step (a fuzz input stops at `MAX_FUZZ_STEPS`).
+fn check_all_steps(input: &StoreInput) -> Coverage {
+    let mut run = Run::<GROWING_KEYS, GROWING_BYTES>::new(
+        input.seed,
+        usize::from(input.max_key % 48),
+        usize::from(input.max_value % 600),
+    );
+    for (step, op) in &input.steps {
+        run.step(*step, op);
+    }
+    run.finish()
+}
+
+/// A store of more keys than one timer segment grows while keys expire, then shrinks as they
+/// are deleted and expire: its timers move out of the last segments, its chunks of entries and
+/// buckets go, and once it holds no key its table is back to about what its first key brought.
+#[test]
+fn growing_store_matches_model_while_it_grows_and_shrinks() {
+    assert!(GROWING_KEYS > ONE_TIMER_SEGMENT && usize::from(GROWN_TO) > ONE_TIMER_SEGMENT);
+    let cases = Cases {
+        count: CASES.div_ceil(250),
+        words: (usize::from(GROWN_TO) * 2 + CHURN) * 10,
+    };
+    let mut coverage = Coverage::default();
+    for run in property::check("growing_store", cases, growing_input, check_all_steps) {
+        coverage.add(&run);
+    }
+    println!("{coverage:?}");
+    for (event, count) in [
+        ("table growth", coverage.table_growths),
+        (
+            "table growth with expired keys stored",
+            coverage.growths_while_expiring,
+        ),
+        ("table shrink", coverage.table_shrinks),
+        (
+            "table shrink with expired keys stored",
+            coverage.shrinks_while_expiring,
+        ),
+        ("emptied table", coverage.emptied_tables),
+        ("sweep", coverage.swept),
+        ("budget cut", coverage.budget_cuts),
+    ] {
+        assert!(count > 0, "no {event} in {coverage:?}");
+    }
 }

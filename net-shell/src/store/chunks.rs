@@ -1,8 +1,9 @@
 //! An array that may grow in chunks: the memory under the key table's entries and buckets.
 //!
 //! Lent memory (a board's `static` arrays) is one fixed part and never grows. With the `alloc`
-//! feature, a store sized at run time adds chunks as keys arrive and drops trailing chunks it
-//! no longer uses: no element ever moves, so no write pays for more than one chunk's
+//! feature, a store sized at run time adds chunks as keys arrive and gives back chunks it no
+//! longer uses: trailing ones, or (for entries) any one, whose positions then read as absent
+//! until it is made again. No element ever moves, so no write pays for more than one chunk's
 //! allocation, whatever the table's size. A chunk holds [`MAX_CHUNK`] elements, or a sixteenth
 //! of the limit in a smaller store (so a small store grows in small steps too).
 
@@ -19,8 +20,12 @@ const MIN_CHUNK: usize = 4;
 /// Elements `0..len()`: lent ones first, then allocated chunks.
 pub(super) struct Chunks<'a, T> {
     lent: Memory<'a, T>,
+    /// Allocated chunks by position; `None` where one was given back (never the last).
     #[cfg(feature = "alloc")]
-    allocated: alloc::vec::Vec<alloc::boxed::Box<[T]>>,
+    allocated: alloc::vec::Vec<Option<alloc::boxed::Box<[T]>>>,
+    /// Allocated chunks present (not given back).
+    #[cfg(feature = "alloc")]
+    present: usize,
     /// Elements per allocated chunk: `1 << chunk_shift`.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     chunk_shift: u32,
@@ -36,6 +41,8 @@ impl<'a, T: Copy> Chunks<'a, T> {
             lent,
             #[cfg(feature = "alloc")]
             allocated: alloc::vec::Vec::new(),
+            #[cfg(feature = "alloc")]
+            present: 0,
             chunk_shift: 0,
             limit,
         }
@@ -52,6 +59,7 @@ impl<'a, T: Copy> Chunks<'a, T> {
         Self {
             lent: Memory::empty(),
             allocated: alloc::vec::Vec::new(),
+            present: 0,
             chunk_shift: chunk.trailing_zeros(),
             limit,
         }
@@ -59,18 +67,35 @@ impl<'a, T: Copy> Chunks<'a, T> {
 
     /// Elements per allocated chunk.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    const fn chunk(&self) -> usize {
+    pub(super) const fn chunk(&self) -> usize {
         1 << self.chunk_shift
     }
 
-    /// Elements now present (lent or allocated).
-    pub(super) fn len(&self) -> usize {
-        self.lent.len() + self.allocated_len()
+    /// `log2` of [`chunk`](Self::chunk).
+    #[cfg(feature = "alloc")]
+    pub(super) const fn chunk_shift(&self) -> u32 {
+        self.chunk_shift
     }
 
+    /// Whether chunks are allocated as needed (memory sized at run time), past the lent part.
+    #[cfg(feature = "alloc")]
+    pub(super) fn grows(&self) -> bool {
+        self.limit > self.lent.len()
+    }
+
+    /// Positions up to the end of the last chunk (lent or allocated): elements of chunks
+    /// given back among them read as absent.
+    pub(super) fn len(&self) -> usize {
+        #[cfg(feature = "alloc")]
+        return self.lent.len() + (self.allocated.len() << self.chunk_shift);
+        #[cfg(not(feature = "alloc"))]
+        self.lent.len()
+    }
+
+    /// Elements of the allocated chunks present.
     fn allocated_len(&self) -> usize {
         #[cfg(feature = "alloc")]
-        return self.allocated.len() << self.chunk_shift;
+        return self.present << self.chunk_shift;
         #[cfg(not(feature = "alloc"))]
         0
     }
@@ -82,7 +107,7 @@ impl<'a, T: Copy> Chunks<'a, T> {
 
     /// Bytes of the elements present.
     pub(super) fn bytes(&self) -> usize {
-        self.len() * core::mem::size_of::<T>()
+        (self.lent.len() + self.allocated_len()) * core::mem::size_of::<T>()
     }
 
     /// Bytes allocated as the store grew (not lent).
@@ -106,6 +131,7 @@ impl<'a, T: Copy> Chunks<'a, T> {
             Some(at) => self
                 .allocated
                 .get(at >> self.chunk_shift)
+                .and_then(Option::as_deref)
                 .and_then(|chunk| chunk.get(at & (self.chunk() - 1))),
             #[cfg(not(feature = "alloc"))]
             Some(_) => None,
@@ -120,6 +146,7 @@ impl<'a, T: Copy> Chunks<'a, T> {
                 let mask = self.chunk() - 1;
                 self.allocated
                     .get_mut(at >> self.chunk_shift)
+                    .and_then(Option::as_deref_mut)
                     .and_then(|chunk| chunk.get_mut(at & mask))
             }
             #[cfg(not(feature = "alloc"))]
@@ -133,19 +160,55 @@ impl<'a, T: Copy> Chunks<'a, T> {
             return false;
         }
         #[cfg(feature = "alloc")]
-        self.allocated
-            .push(alloc::vec![fill; self.chunk()].into_boxed_slice());
+        {
+            self.allocated
+                .push(Some(alloc::vec![fill; self.chunk()].into_boxed_slice()));
+            self.present += 1;
+        }
         #[cfg(not(feature = "alloc"))]
         let _ = fill;
         true
+    }
+
+    /// Makes allocated chunk `chunk` (numbered from 0 after the lent part) again, of `fill`s,
+    /// if it was given back; `false` if it is there already or past the last.
+    #[cfg(feature = "alloc")]
+    pub(super) fn remake(&mut self, chunk: usize, fill: T) -> bool {
+        let size = self.chunk();
+        match self.allocated.get_mut(chunk) {
+            Some(slot @ None) => {
+                *slot = Some(alloc::vec![fill; size].into_boxed_slice());
+                self.present += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives back allocated chunk `chunk`: its positions read as absent until it is
+    /// [`remake`](Self::remake)n (or, once no chunk present follows it, are gone).
+    #[cfg(feature = "alloc")]
+    pub(super) fn give_back(&mut self, chunk: usize) {
+        if let Some(slot) = self.allocated.get_mut(chunk) {
+            if slot.take().is_some() {
+                self.present -= 1;
+            }
+        }
+        while self.allocated.last().is_some_and(Option::is_none) {
+            self.allocated.pop();
+        }
     }
 
     /// Drops allocated chunks that hold no element below `used`, keeping one spare chunk so
     /// that a store hovering at a chunk's edge does not allocate and free on every write.
     #[cfg(feature = "alloc")]
     pub(super) fn shrink_to(&mut self, used: usize) {
-        while self.len() >= used + 2 * self.chunk() && !self.allocated.is_empty() {
-            self.allocated.pop();
+        while self.len() >= used + 2 * self.chunk() {
+            match self.allocated.pop() {
+                Some(Some(_)) => self.present -= 1,
+                Some(None) => {}
+                None => break,
+            }
         }
     }
 
@@ -155,6 +218,7 @@ impl<'a, T: Copy> Chunks<'a, T> {
         #[cfg(feature = "alloc")]
         {
             self.allocated = alloc::vec::Vec::new();
+            self.present = 0;
         }
     }
 

@@ -65,6 +65,14 @@ impl Entry {
         stamp: 0,
     };
 
+    /// A vacant entry on a free list, before entry `next`.
+    pub(super) const fn vacant_before(next: u32) -> Self {
+        Self {
+            next,
+            ..Self::VACANT
+        }
+    }
+
     /// The key's timer, if it has a time to live.
     pub(super) fn timer(&self) -> Option<KeyTimer> {
         self.timer.map(|id| KeyTimer {
@@ -167,34 +175,19 @@ impl<'a> Buckets<'a> {
 
 impl Store<'_> {
     pub(super) fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
-        let index = if self.free != NIL {
-            self.free
-        } else if (self.unused_from as usize) < self.keys {
-            self.unused_from + 1
-        } else {
-            return Err(StoreError::KeysFull);
-        };
+        let index = self.vacant_slot().ok_or(StoreError::KeysFull)?;
         let plan = self
             .pool
             .plan(key.len() + value.len(), None)
             .ok_or(StoreError::BytesFull)?;
-        if position(index) >= self.entries.0.len() || self.buckets.heads.len() == 0 {
-            // Never refused for memory: the key's bytes fit, and the chunks count against the
-            // limit from now on (see `account_growth`). The first key brings the first bucket.
-            if position(index) >= self.entries.0.len() {
-                self.entries.0.grow(KeySlot::new());
-            }
-            if self.buckets.heads.len() == 0 {
-                self.buckets.heads.grow(NIL);
-            }
+        // Never refused for memory: the key's bytes fit, and the chunks count against the
+        // limit from now on (see `account_growth`). The first key brings the first bucket.
+        self.take_slot(index);
+        if self.buckets.heads.len() == 0 {
+            self.buckets.heads.grow(NIL);
             self.account_growth();
         }
         let offset = self.pool.place(plan, index, &mut self.entries);
-        if index == self.free {
-            self.free = self.entries.get(position(index)).map_or(NIL, |e| e.next);
-        } else {
-            self.unused_from += 1;
-        }
         self.write_block(offset, key, value);
         let hash = self.hash(key);
         let bucket = self.buckets.of(hash);
@@ -271,16 +264,10 @@ impl Store<'_> {
             }
         }
         self.pool.free(entry.offset);
-        if let Some(slot) = self.entries.get_mut(position(index)) {
-            *slot = Entry {
-                next: self.free,
-                ..Entry::VACANT
-            };
-        }
-        self.free = index;
         self.len -= 1;
         self.key_bytes -= entry.key_len as usize;
         self.value_bytes -= entry.value_len as usize;
+        self.free_slot(index);
         #[cfg(feature = "alloc")]
         self.merge_bucket();
     }

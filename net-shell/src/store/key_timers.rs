@@ -23,6 +23,12 @@ pub enum Ttl {
     At(Tick),
 }
 
+/// Timers moved out of the last key timer segment per change to the timers, at most: enough
+/// that the segment empties while keys go (a removed key moves up to this many), few enough
+/// that no command pays for many.
+#[cfg(feature = "alloc")]
+const TIMERS_MOVED_PER_CHANGE: usize = 4;
+
 /// A key with deadline `at` goes at the tick after it ([`Ttl::At`]): its timer's deadline.
 pub(super) const fn timer_for_deadline(at: Tick) -> Tick {
     if at >= Tick::MAX - 1 {
@@ -90,8 +96,9 @@ impl Store<'_> {
     /// Keys go in deadline order (equal deadlines in the order they were set) while their
     /// timers share one queue: always over lent arrays, and in an allocated store until its
     /// volatile keys outgrow the first timer segment (1,024 keys, or the key cap if smaller).
-    /// Past that, each segment's due keys go in that order, segment after segment: every key
-    /// removed is past its deadline and was invisible already.
+    /// Past that, each segment's due keys go in that order, segment after segment (a timer
+    /// moved to an earlier segment as the table shrinks counts as set when it moved): every
+    /// key removed is past its deadline and was invisible already.
     pub fn expire(&mut self, now: Tick, budget: usize) -> timer_core::Sweep {
         self.expire_each(now, budget, |_| {})
     }
@@ -200,13 +207,24 @@ impl Store<'_> {
         self.account_timers(capacity);
     }
 
-    /// Accounts for the key timers' growth or shrinking since they had `capacity` slots
-    /// (lent timers never change).
+    /// After a change to the key timers: moves a few timers out of the last segment while
+    /// the others have room to spare (see [`KeyTimers::move_one_down`]), and accounts for the
+    /// timers' growth or shrinking since they had `capacity` slots (lent timers never change).
     #[cfg_attr(not(feature = "alloc"), allow(unused_variables))]
     pub(super) fn account_timers(&mut self, capacity: usize) {
         #[cfg(feature = "alloc")]
-        if self.timers.capacity() != capacity {
-            self.account_growth();
+        {
+            for _ in 0..TIMERS_MOVED_PER_CHANGE {
+                let Some((timer, index)) = self.timers.move_one_down() else {
+                    break;
+                };
+                if let Some(entry) = self.entries.get_mut(position(index)) {
+                    entry.set_timer(Some(timer));
+                }
+            }
+            if self.timers.capacity() != capacity {
+                self.account_growth();
+            }
         }
     }
 

@@ -19,6 +19,7 @@
 //! | `mod.rs` | [`Store`]: reading and writing keys, limits |
 //! | `arrays.rs` | [`StoreMemory`], [`StoreArrays`]: the memory a store runs over |
 //! | `chunks.rs` | arrays that grow and shrink in chunks (the table's entries and buckets) |
+//! | `entry_slots.rs` | which entry a new key takes, and which chunks of entries can go |
 //! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash, linear hashing), the free list |
 //! | `key_timers.rs` | [`Ttl`]: deadlines, expiry on access and by timer |
 //! | `timer_segments.rs` | the key timers: timer-core queues, added as volatile keys arrive |
@@ -26,6 +27,7 @@
 
 mod arrays;
 mod chunks;
+mod entry_slots;
 mod hash_table;
 mod key_timers;
 pub mod list;
@@ -108,8 +110,8 @@ pub struct Store<'a> {
     keys: usize,
     /// The most bytes keys, values and the table's allocated chunks may take together.
     bytes_limit: usize,
-    free: u32,
-    unused_from: u32,
+    /// Where new keys go.
+    slots: entry_slots::EntrySlots,
     len: usize,
     /// Bytes of the keys themselves (no headers, no rounding).
     key_bytes: usize,
@@ -221,8 +223,7 @@ impl<'a> Store<'a> {
             buckets: Buckets::new(buckets),
             keys,
             bytes_limit: usize::MAX,
-            free: NIL,
-            unused_from: 0,
+            slots: entry_slots::EntrySlots::default(),
             len: 0,
             key_bytes: 0,
             value_bytes: 0,
@@ -257,8 +258,8 @@ impl<'a> Store<'a> {
 
     /// Key slots numbered so far: [`key_at_or_after`](Self::key_at_or_after) finds every key
     /// below this slot.
-    pub const fn key_slots(&self) -> usize {
-        self.unused_from as usize
+    pub fn key_slots(&self) -> usize {
+        self.slots_numbered()
     }
 
     /// Pool bytes held by keys: for each key, an 8-byte header plus its key and value, rounded
@@ -531,8 +532,7 @@ impl<'a> Store<'a> {
         self.timers.clear();
         self.entries.0.reset(KeySlot::new());
         self.buckets.clear();
-        self.free = NIL;
-        self.unused_from = 0;
+        self.clear_slots();
         self.len = 0;
         self.key_bytes = 0;
         self.value_bytes = 0;
@@ -639,9 +639,7 @@ impl<'a> Store<'a> {
         let plan = match self.find(key).and_then(|index| self.entry(index)) {
             // Rewritten in its block's place or elsewhere, expired or not.
             Some(entry) => self.pool.plan(needed, Some(entry.offset)),
-            None if self.free == NIL && self.unused_from as usize >= self.keys => {
-                return Err(StoreError::KeysFull)
-            }
+            None if self.vacant_slot().is_none() => return Err(StoreError::KeysFull),
             None => self.pool.plan(needed, None),
         };
         plan.map(|_| ()).ok_or(StoreError::BytesFull)

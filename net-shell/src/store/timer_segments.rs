@@ -3,9 +3,11 @@
 //!
 //! A timer-core queue runs over one slice it clears when it is made, so a queue cannot grow in
 //! place. More keys with a time to live get another queue (a segment) of up to
-//! [`MAX_SEGMENT`] slots, made in one step of at most some 3 MiB; an empty last segment goes
-//! again once the others have room to spare. A key's timer is named by its segment and its
-//! [`TimerId`] there.
+//! [`MAX_SEGMENT`] slots, made in one step of at most some 3 MiB. As keys go, the last segment
+//! empties into the others once they could hold twice the timers there are: a few timers move
+//! per change ([`KeyTimers::move_one_down`]), and the empty segment goes. A segment is added
+//! only when all are full, so a table at a segment's edge does not add and drop it by turns. A
+//! key's timer is named by its segment and its [`TimerId`] there.
 
 use timer_core::{Expired, Tick, TimerId, TimerQueue};
 
@@ -160,14 +162,8 @@ impl<'a> KeyTimers<'a> {
     /// A timer for key `index` at `deadline`, in the first segment with room, adding one if
     /// none has; `None` when no segment can be added (lent slots, all taken).
     pub(super) fn insert(&mut self, deadline: Tick, index: u32) -> Option<KeyTimer> {
-        while self.room_from < self.segment_count() {
-            let segment = self.room_from as u16;
-            if let Some(queue) = self.segment_mut(segment) {
-                if let Ok(id) = queue.insert(deadline, index) {
-                    return Some(KeyTimer { segment, id });
-                }
-            }
-            self.room_from += 1;
+        if let Some(timer) = self.insert_below(self.segment_count(), deadline, index) {
+            return Some(timer);
         }
         #[cfg(feature = "alloc")]
         if self.can_grow() {
@@ -180,6 +176,55 @@ impl<'a> KeyTimers<'a> {
             return Some(KeyTimer { segment, id });
         }
         None
+    }
+
+    /// A timer in the first segment below `end` with room.
+    fn insert_below(&mut self, end: usize, deadline: Tick, index: u32) -> Option<KeyTimer> {
+        while self.room_from < end {
+            let segment = self.room_from as u16;
+            if let Some(queue) = self.segment_mut(segment) {
+                if let Ok(id) = queue.insert(deadline, index) {
+                    return Some(KeyTimer { segment, id });
+                }
+            }
+            self.room_from += 1;
+        }
+        None
+    }
+
+    /// Moves one timer out of the last added segment into an earlier one, while the others
+    /// could hold twice the timers there are; the segment goes once empty. Returns the
+    /// timer's new name and its key (whose entry must learn it), or `None` if none moved.
+    ///
+    /// A moved timer keeps its deadline, and counts as set when it moved: equal deadlines
+    /// within a segment go first in, first out.
+    #[cfg(feature = "alloc")]
+    pub(super) fn move_one_down(&mut self) -> Option<(KeyTimer, u32)> {
+        let last = self.more.last()?;
+        let others = self.capacity() - last.capacity();
+        if last.is_empty() || self.len() * 2 > others {
+            return None;
+        }
+        let Expired {
+            deadline, value, ..
+        } = self.more.last_mut()?.pop_any()?;
+        let end = self.segment_count() - 1;
+        let moved = match self.insert_below(end, deadline, value) {
+            Some(timer) => timer,
+            // The others hold fewer than half their slots: not reached. Put it back.
+            None => {
+                let id = self.more.last_mut()?.insert(deadline, value).ok()?;
+                return Some((
+                    KeyTimer {
+                        segment: end as u16,
+                        id,
+                    },
+                    value,
+                ));
+            }
+        };
+        self.freed(end as u16);
+        Some((moved, value))
     }
 
     /// Cancels a timer; returns its key, or `None` if it is not held.

@@ -89,7 +89,7 @@ mod tests {
 
     /// A store sized at run time grows past several chunks of entries and buckets and
     /// several timer segments while keys expire on the way, finds every key, and gives its
-    /// buckets and timer segments back as the keys go.
+    /// entries, buckets and timer segments back as the keys go.
     #[test]
     fn table_grows_while_keys_expire_then_shrinks() {
         const KEYS: u32 = 20_000;
@@ -125,12 +125,73 @@ mod tests {
         // One chunk of buckets in use and one spare (4096 buckets each).
         assert!(shrunk.buckets <= 2 * 4096 * 4, "{shrunk:?} after {grown:?}");
         assert!(shrunk.timers < grown.timers, "{shrunk:?} after {grown:?}");
+        assert_eq!(store.timers.capacity(), 0, "{shrunk:?}");
+        // One spare chunk of entries (4096 of them) stays.
         assert_eq!(
-            shrunk.entries, grown.entries,
-            "entries stay: keys never move"
+            shrunk.entries,
+            grown.entries / 4,
+            "{shrunk:?} after {grown:?}"
         );
         store.clear();
         assert_eq!(store.memory().table(), empty.table());
+    }
+
+    /// Keys deleted at random, nine in ten: the timers of the keys left gather in the first
+    /// segments and the others go; entries stay in every chunk that keeps a key (keys never
+    /// move), and come back as new keys fill the holes first; the buckets halve and halve.
+    #[test]
+    fn random_deletes_give_back_timer_segments_and_buckets() {
+        const KEYS: u32 = 100_000;
+        let mut store = Store::new(StoreMemory::allocate(1 << 20, 16 << 20), 16, 16);
+        for n in 0..KEYS {
+            let ttl = Ttl::At(1_000_000 + u64::from(n % 1000));
+            store.set(&n.to_le_bytes(), b"value", ttl, 0).unwrap();
+        }
+        let grown = store.memory();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut kept = std::vec::Vec::new();
+        for n in 0..KEYS {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if seed % 10 == 0 {
+                kept.push(n);
+            } else {
+                assert!(store.delete(&n.to_le_bytes(), 0));
+            }
+        }
+        let shrunk = store.memory();
+        let volatile = store.volatile_len();
+        assert_eq!(volatile, kept.len());
+        assert!(
+            store.timers.capacity() <= 4 * volatile,
+            "{} slots for {volatile} timers",
+            store.timers.capacity()
+        );
+        assert!(
+            shrunk.timers < grown.timers / 3,
+            "{shrunk:?} after {grown:?}"
+        );
+        assert!(
+            shrunk.buckets <= grown.buckets / 4,
+            "{shrunk:?} after {grown:?}"
+        );
+        assert_eq!(shrunk.entries, grown.entries, "every chunk keeps keys");
+        for n in &kept {
+            assert_eq!(
+                store.deadline(&n.to_le_bytes(), 0),
+                Some(Some(1_000_000 + u64::from(n % 1000)))
+            );
+        }
+        // New keys fill the holes: no entry is added.
+        for n in KEYS..2 * KEYS - kept.len() as u32 {
+            store.set(&n.to_le_bytes(), b"v", Ttl::Persist, 0).unwrap();
+        }
+        assert_eq!(store.memory().entries, grown.entries);
+        // Every key expires: the timers go, and the entries but one spare chunk as keys go.
+        let sweep = store.expire(2_000_000, usize::MAX);
+        assert_eq!(sweep.fired, kept.len());
+        assert_eq!(store.timers.capacity(), 0);
     }
 
     /// The table's allocated chunks count against the byte limit: a store whose limit its
