@@ -383,3 +383,77 @@ fn blocked_clients_are_redirected_when_their_slot_goes_away() {
         [Reply::error("CLUSTERDOWN The cluster is down")]
     );
 }
+
+/// A hash goes with its fields' deadlines: `DEL`, `HSET` of its live fields, then
+/// `HPEXPIREAT … FIELDS 1 field` for each field with a deadline, in absolute Unix time, and
+/// `PEXPIREAT` for the key's own; it is deleted here once every reply is in.
+#[test]
+fn a_hash_moves_with_the_deadlines_of_its_fields() {
+    let mut buffers = ServerBuffers::default();
+    let config = cluster_config();
+    let mut node: Node = Sim::with(&mut buffers, config, sim::store());
+    node.server.set_unix_time(node.now, 1_700_000_000_000);
+    let peer = node.listen(7000);
+    let c = node.connect_ready();
+    push_halves(&mut node, c, "10.0.0.2", 7000);
+    // "bar" is slot 5061.
+    assert_eq!(
+        node.request(c, &["HSET", "{bar}h", "f1", "v1", "f2", "v2", "f3", "v3"]),
+        Reply::Int(3)
+    );
+    let unix = |ms: u64| (1_700_000_000_000 + node.now + ms).to_string();
+    let (field_deadline, key_deadline) = (unix(30_000), unix(60_000));
+    assert_eq!(
+        node.request(
+            c,
+            &["HPEXPIRE", "{bar}h", "30000", "FIELDS", "2", "f1", "f3"]
+        ),
+        Reply::Array(vec![Reply::Int(1), Reply::Int(1)])
+    );
+    assert_eq!(
+        node.request(c, &["PEXPIRE", "{bar}h", "60000"]),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        node.request(c, &["CLUSTERX", "MIGRATE", "5061", OTHER]),
+        Reply::ok()
+    );
+    let opening = requests_heard(&mut node, peer, 1);
+    assert_eq!(opening, [words(&["CLUSTER", "IMPORT", "5061-5061", "0"])]);
+    node.send(peer, b"+OK\r\n");
+    let batch = requests_heard(&mut node, peer, 10);
+    let asking = words(&["ASKING"]);
+    assert_eq!(
+        batch,
+        [
+            asking.clone(),
+            words(&["DEL", "{bar}h"]),
+            asking.clone(),
+            words(&["HSET", "{bar}h", "f1", "v1", "f2", "v2", "f3", "v3"]),
+            asking.clone(),
+            words(&["HPEXPIREAT", "{bar}h", &field_deadline, "FIELDS", "1", "f1"]),
+            asking.clone(),
+            words(&["HPEXPIREAT", "{bar}h", &field_deadline, "FIELDS", "1", "f3"]),
+            asking,
+            words(&["PEXPIREAT", "{bar}h", &key_deadline]),
+        ]
+    );
+    node.send(
+        peer,
+        b"+OK\r\n:0\r\n+OK\r\n:3\r\n+OK\r\n*1\r\n:1\r\n+OK\r\n*1\r\n",
+    );
+    node.advance(1);
+    assert_eq!(
+        node.request(c, &["HLEN", "{bar}h"]),
+        Reply::Int(3),
+        "not yet acknowledged"
+    );
+    node.send(peer, b":1\r\n+OK\r\n:1\r\n");
+    let closing = requests_heard(&mut node, peer, 1);
+    assert_eq!(closing, [words(&["CLUSTER", "IMPORT", "5061-5061", "1"])]);
+    assert_eq!(
+        node.request(c, &["HLEN", "{bar}h"]),
+        Reply::error("ASK 5061 10.0.0.2:7000"),
+        "moved, and deleted here"
+    );
+}

@@ -2,7 +2,8 @@
 //!
 //! Sans-IO: [`Migration`] turns the store's keys of the moving slots into requests for the new
 //! owner, batch by batch (`ASKING`, then `SET key value PXAT <Unix ms>`, or no `PXAT` for a key
-//! without one), and takes the replies: once every request of a batch is acknowledged, the
+//! without one; a list or hash as `DEL`, `RPUSH` or `HSET`, each field's deadline with
+//! `HPEXPIREAT`, and `PEXPIREAT`), and takes the replies: once every request of a batch is acknowledged, the
 //! batch's keys are deleted here. A key is only ever in one place as far as clients can tell:
 //! here until its batch is acknowledged (a write to it meanwhile gets `-TRYAGAIN`), there after
 //! (a request for it gets `-ASK`). A key whose deadline passes during the move expires on
@@ -271,8 +272,9 @@ impl Migration {
         self.partial.extend_from_slice(bytes);
         while let Some(end) = self.partial.windows(2).position(|w| w == b"\r\n") {
             let line: Vec<u8> = self.partial.drain(..end + 2).collect();
-            // `+OK`, or the count a list's `DEL`, `RPUSH` or `PEXPIREAT` answers.
-            let done = line == b"+OK\r\n" || line.starts_with(b":");
+            // `+OK`, the count a list's `DEL`, `RPUSH` or `PEXPIREAT` answers, or the array of
+            // one `HPEXPIREAT … FIELDS 1` answers (its header, then its count).
+            let done = line == b"+OK\r\n" || line.starts_with(b":") || line == b"*1\r\n";
             if self.replies_due == 0 || !done {
                 self.state = MigrationState::Failed;
                 self.in_flight.clear();
@@ -298,7 +300,9 @@ impl Migration {
 
 /// Appends the requests that make list or hash `key` on the new owner, each after `ASKING`:
 /// `DEL` (a stale copy there), `push` (`RPUSH` or `HSET`) of every element (a hash's fields and
-/// values alternate), and `PEXPIREAT` for a deadline. How many replies they bring.
+/// values alternate), `HPEXPIREAT … FIELDS 1 field` for each field with a deadline, and
+/// `PEXPIREAT` for the key's. How many reply lines they bring (`HPEXPIREAT`'s is an array of
+/// one integer: two lines).
 #[cfg(feature = "lists")]
 fn push_list(
     requests: &mut Vec<u8>,
@@ -306,12 +310,19 @@ fn push_list(
     value: &[u8],
     (push, deadline, unix_now, clock): (&[u8], Option<Tick>, u64, Clock),
 ) -> usize {
+    let unix_of = |at: Tick| {
+        crate::decimal::Decimal::new(unix_now.saturating_add(at.saturating_sub(clock.now)))
+    };
     let mut rpush: Vec<&[u8]> = alloc::vec![push, key];
+    #[cfg_attr(not(feature = "hashes"), allow(unused_mut))]
+    let mut field_deadlines = Vec::new();
     if push == b"HSET" {
-        // Its live fields and values (their own deadlines do not go: not yet migrated).
         #[cfg(feature = "hashes")]
-        for (field, value) in crate::command::live_pairs(value, clock.now) {
+        for (field, value, at) in crate::command::live_entries(value, clock.now) {
             rpush.extend([field, value]);
+            if let Some(at) = at {
+                field_deadlines.push((field, at));
+            }
         }
     } else {
         rpush.extend(crate::store::list::List::new(value).iter());
@@ -321,11 +332,16 @@ fn push_list(
     push_command(requests, &[b"ASKING"]);
     push_command(requests, &rpush);
     let mut replies = 4;
-    if let Some(at) = deadline {
-        let unix = unix_now.saturating_add(at.saturating_sub(clock.now));
-        let unix = crate::decimal::Decimal::new(unix);
+    for (field, at) in field_deadlines {
         push_command(requests, &[b"ASKING"]);
-        push_command(requests, &[b"PEXPIREAT", key, unix.as_bytes()]);
+        let unix = unix_of(at);
+        let hpexpireat: [&[u8]; 6] = [b"HPEXPIREAT", key, unix.as_bytes(), b"FIELDS", b"1", field];
+        push_command(requests, &hpexpireat);
+        replies += 3;
+    }
+    if let Some(at) = deadline {
+        push_command(requests, &[b"ASKING"]);
+        push_command(requests, &[b"PEXPIREAT", key, unix_of(at).as_bytes()]);
         replies += 2;
     }
     replies

@@ -268,11 +268,14 @@ pub(crate) fn expire_fields(
     })
 }
 
-/// The live fields of hash value `value` at `now`, each with its value (a cluster migration
-/// sends them with `HSET`).
+/// The live fields of hash value `value` at `now`, each with its value and deadline (a
+/// cluster migration sends them with `HSET`, then each deadline with `HPEXPIREAT`).
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
-pub(crate) fn live_pairs(value: &[u8], now: Tick) -> Vec<(&[u8], &[u8])> {
-    Hash::new(value, now).pairs().collect()
+pub(crate) fn live_entries(value: &[u8], now: Tick) -> Vec<(&[u8], &[u8], Option<Tick>)> {
+    Hash::new(value, now)
+        .entries()
+        .filter(|(_, _, at)| at.is_none_or(|at| at >= now))
+        .collect()
 }
 
 /// Sets `argv[2..]`'s field-value pairs on hash `argv[1]`; `Ok`: the fields added.

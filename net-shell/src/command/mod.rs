@@ -72,7 +72,7 @@ mod hashes;
 #[cfg(feature = "hashes")]
 pub(crate) use hashes::expire_fields;
 #[cfg(all(feature = "hashes", feature = "cluster"))]
-pub(crate) use hashes::live_pairs;
+pub(crate) use hashes::live_entries;
 mod keys;
 #[cfg(feature = "lists")]
 mod lists;
