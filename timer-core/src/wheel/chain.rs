@@ -289,6 +289,12 @@ impl Chain {
         self.live == 0
     }
 
+    /// Live timers filed on it.
+    #[inline]
+    pub(super) fn live(&self) -> u32 {
+        self.live
+    }
+
     /// Detaches the whole chain, leaving this one empty.
     #[inline]
     pub(super) fn take(&mut self) -> Chain {
@@ -413,6 +419,22 @@ impl Chain {
         }
         blocks.release(cells, block);
         Some((first + start, len))
+    }
+
+    /// Releases every block of the chain, leaving it empty (for a chain whose timers were all
+    /// filed elsewhere).
+    pub(super) fn release(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+        let mut block = self.head;
+        while block != NIL {
+            let next = if block == self.tail {
+                NIL
+            } else {
+                cells.cell(blocks.first(block))
+            };
+            blocks.release(cells, block);
+            block = next;
+        }
+        *self = Chain::EMPTY;
     }
 
     /// The chain's cells and their positions, front to back (stale ones included).

@@ -53,6 +53,11 @@ impl Expiration {
     pub(super) fn list(&self) -> usize {
         self.level * SLOTS + self.slot
     }
+
+    /// The last tick the slot covers.
+    pub(super) fn end(&self) -> Tick {
+        self.start | ((1u64 << (self.level as u32 * SLOT_BITS)) - 1)
+    }
 }
 
 /// One level: a bitmap of its slots whose lists hold cells (live, or stale ones not yet

@@ -1,5 +1,6 @@
 //! A hierarchical timing wheel over the whole `u64` tick range, its timers kept in blocks.
 
+mod batch;
 mod chain;
 mod level;
 mod slot;
@@ -9,6 +10,7 @@ mod tests;
 use crate::arena::Arena;
 use crate::list::Links;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
+use batch::{Batch, BATCH};
 use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
@@ -40,7 +42,9 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// whole slot is taken and its timers re-filed on finer levels ("cascading"); a timer cascades at
 /// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
 /// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
-/// to the timers and occupied slots it meets, never to the ticks that passed.
+/// to the timers and occupied slots it meets, never to the ticks that passed. A slot that
+/// falls due whole in such an expiry (it ends by `now`) and holds at most 32 timers is not
+/// cascaded: its timers are sorted straight onto the due list.
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
 /// the two cells every [`WheelSlot`] lends (blocks of 4 to 64 cells, the more the larger the
@@ -373,15 +377,20 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             .find_map(|(number, level)| level.next_expiration(number, self.elapsed))
     }
 
-    /// Takes the whole slot and re-files its timers relative to its start time, in the order
-    /// they were filed (so timers with one deadline keep theirs).
-    fn process(&mut self, expiration: Expiration) {
+    /// Takes the whole slot (the earliest occupied one, the due list empty) and re-files its
+    /// timers relative to its start time, in the order they were filed (so timers with one
+    /// deadline keep theirs). A slot that ends by `now` and holds few timers goes to the due
+    /// list whole instead.
+    fn process(&mut self, expiration: Expiration, now: Tick) {
         self.elapsed = expiration.start;
         self.levels[expiration.level].vacate(expiration.slot);
-        let taken = self.lists[expiration.list()].take();
+        let mut taken = self.lists[expiration.list()].take();
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
             self.lists[DUE] = taken;
+            return;
+        }
+        if expiration.end() <= now && self.file_due_whole(&mut taken, expiration.end()) {
             return;
         }
         if self.in_blocks() {
@@ -400,6 +409,76 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 at = next;
             }
         }
+    }
+
+    /// Files every timer of `taken` on the (empty) due list in deadline order, and moves
+    /// `elapsed` to `end`, if `taken` holds at most [`BATCH`] timers (so that sorting them
+    /// costs O(1) per timer); otherwise leaves `taken` as it was and returns `false`.
+    ///
+    /// `taken` is the earliest occupied slot and ends at `end`: every timer due by `end` is in
+    /// it, so with them on the due list the wheel has processed up to `end`. A late poll meets
+    /// such slots below the level its timers were filed on; sorting a few timers here costs
+    /// less than cascading each through the finer levels, one slot at a time.
+    fn file_due_whole(&mut self, taken: &mut Chain, end: Tick) -> bool {
+        if self.in_blocks() {
+            return self.file_due_whole_blocks(taken, end);
+        }
+        let Some(tail) = taken.linked().tail() else {
+            return false;
+        };
+        let cells = self.nodes.cells();
+        let head = cells.next(tail);
+        let (mut at, mut count) = (head, 1);
+        while at != tail {
+            count += 1;
+            if count > BATCH {
+                return false;
+            }
+            at = cells.next(at);
+        }
+        self.elapsed = end;
+        // Sorted by insertion from the back: each walk passes only timers of this slot.
+        let mut due = self.lists[DUE].linked();
+        at = head;
+        loop {
+            let next = self.nodes.cells().next(at);
+            due.insert_sorted(self.nodes.cells_mut(), at);
+            if at == tail {
+                break;
+            }
+            at = next;
+        }
+        self.lists[DUE] = Chain::from_linked(due);
+        true
+    }
+
+    /// [`file_due_whole`](Self::file_due_whole) in the blocks layout, where the due list is a
+    /// chain appended to in order: the live timers are sorted aside first.
+    fn file_due_whole_blocks(&mut self, taken: &mut Chain, end: Tick) -> bool {
+        if taken.live() as usize > BATCH {
+            return false;
+        }
+        let mut batch = Batch::new();
+        let cells = self.nodes.cells();
+        for (index, at) in taken.cells_in_order(cells, &self.blocks) {
+            if let Some(deadline) = live_deadline(cells, index, at) {
+                if !batch.push(index, deadline) {
+                    return false;
+                }
+            }
+        }
+        taken.release(self.nodes.cells_mut(), &mut self.blocks);
+        batch.sort();
+        self.elapsed = end;
+        // Every deadline is now at or before `elapsed`: each goes to the back of the due list.
+        for (index, deadline) in batch.iter() {
+            match self.push_block_cell(index, deadline) {
+                Some(to) => self.nodes.cells_mut().relocate(index, to),
+                // The reserve (kept before every `process`) makes this unreachable.
+                None => debug_assert!(false, "timer-core: no free block for the due list"),
+            }
+        }
+        true
     }
 
     /// Re-files the live timers of a chain taken off its slot, block by block: each block is
@@ -500,7 +579,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                     if self.in_blocks() && self.blocks.available() < chain::RESERVE {
                         self.compact();
                     }
-                    self.process(next);
+                    self.process(next, now);
                 }
                 next => {
                     self.check_from = next.map_or(Tick::MAX, |next| next.start);

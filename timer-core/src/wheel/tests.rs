@@ -420,3 +420,117 @@ fn wheel_of_2_pow_19_keeps_its_timers_in_blocks_of_64() {
     wheel.reschedule(id, 5_000).unwrap();
     assert_eq!(fire_all(&mut wheel, 5_000), [(5_000, 2), (5_000, 1)]);
 }
+
+/// Late polls through slots that go to the due list whole (at most `BATCH` timers, in any order,
+/// with ties) and slots just too large for it, with reschedules and cancels among them, budgets
+/// that stop a poll part way and timers filed behind and just after each poll: everything comes
+/// out in deadline order, equal deadlines in the order last scheduled, nothing early.
+fn late_polls_match_the_model(mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>, seed: u64) {
+    let mut rng = Rng(seed);
+    let mut model = Model::default();
+    let mut ids = Vec::new();
+    let sizes = [1, 2, 3, BATCH - 1, BATCH, BATCH + 1, 2 * BATCH];
+    while ids.len() < 6_000 {
+        // A cluster of timers in one stretch of 1 to 4,096 ticks (so in one slot of some level,
+        // or two), somewhere in the first 2^24 ticks or near the end of time.
+        let count = sizes[rng.below(sizes.len() as u64) as usize];
+        let width = 1 << rng.below(13);
+        let start = match rng.below(8) {
+            0 => u64::MAX - width,
+            _ => rng.below(1 << 24),
+        };
+        for _ in 0..count.min(6_000 - ids.len()) {
+            let value = ids.len() as u32;
+            let deadline = start + rng.below(width);
+            let id = wheel.insert(deadline, value).unwrap();
+            model.schedule(value, deadline, id);
+            ids.push(id);
+        }
+    }
+    for _ in 0..1_500 {
+        let value = rng.below(ids.len() as u64) as u32;
+        let Some(&(deadline, _, id)) = model.keys.get(&value) else {
+            continue;
+        };
+        if rng.below(4) == 0 {
+            assert_eq!(wheel.cancel(id), Ok(value));
+            model.remove(value);
+        } else {
+            // Often onto a deadline another timer has, sometimes the same one.
+            let other = model
+                .keys
+                .values()
+                .nth(rng.below(model.keys.len() as u64) as usize);
+            let deadline = match rng.below(3) {
+                0 => deadline,
+                1 => other.map_or(deadline, |&(d, _, _)| d),
+                _ => deadline ^ rng.below(64),
+            };
+            wheel.reschedule(id, deadline).unwrap();
+            model.schedule(value, deadline, id);
+        }
+    }
+    let mut next_value = ids.len() as u32;
+    for now in [
+        1 << 12,
+        1 << 18,
+        1 << 20,
+        1 << 23,
+        u64::MAX - 4_096,
+        u64::MAX,
+    ] {
+        loop {
+            let budget = [usize::MAX, 1, 50][rng.below(3) as usize];
+            let mut fired = Vec::new();
+            let _ = wheel.expire(now, budget, |e| fired.push((e.deadline, e.value)));
+            assert_eq!(fired, model.expire(now, budget), "at {now}");
+            // One timer behind the poll and one just after it.
+            for deadline in [now - rng.below(100), now.saturating_add(1 + rng.below(100))] {
+                let id = wheel.insert(deadline, next_value).unwrap();
+                model.schedule(next_value, deadline, id);
+                next_value += 1;
+            }
+            if fired.len() < budget {
+                break;
+            }
+        }
+        assert!(wheel.elapsed() <= now);
+    }
+    let mut fired = Vec::new();
+    let _ = wheel.expire(u64::MAX, usize::MAX, |e| fired.push((e.deadline, e.value)));
+    assert_eq!(fired, model.expire(u64::MAX, usize::MAX));
+    assert!(wheel.is_empty());
+}
+
+#[test]
+fn late_polls_through_small_and_large_slots_keep_order_linked() {
+    let wheel = TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect());
+    assert!(!wheel.in_blocks());
+    late_polls_match_the_model(wheel, 0x1A7E_0001);
+}
+
+#[test]
+fn late_polls_through_small_and_large_slots_keep_order_in_blocks() {
+    late_polls_match_the_model(blocks_wheel(8_192), 0x1A7E_0002);
+}
+
+#[test]
+fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
+    for count in [BATCH, BATCH + 1] {
+        for mut wheel in [
+            TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+            blocks_wheel(8_192),
+        ] {
+            // One level-2 slot [8_192, 12_288): deadlines falling, every one twice.
+            let mut expected = Vec::new();
+            for value in 0..count as u32 {
+                let deadline = 12_000 - Tick::from(value / 2) * 100;
+                wheel.insert(deadline, value).unwrap();
+                expected.push((deadline, value));
+            }
+            expected.sort_by_key(|&(deadline, _)| deadline);
+            assert_eq!(fire_all(&mut wheel, 20_000), expected, "{count} timers");
+            assert_eq!(wheel.elapsed(), 20_000);
+        }
+    }
+}
