@@ -81,8 +81,9 @@ pub enum Difference {
     /// `SELECT n` for n in 1..16: net-shell has one database; it refuses with Redis' text for
     /// an index out of range.
     OneDatabase,
-    /// `CONFIG SET save|appendonly`: net-shell keeps nothing on disk; it refuses with Redis'
-    /// text for an immutable parameter.
+    /// `CONFIG SET save|appendonly` to a schedule or `yes`: net-shell keeps nothing on disk;
+    /// it refuses with Redis' text for an immutable parameter (`save ""` and `appendonly no`,
+    /// what it does, it takes).
     NoPersistence,
     /// Values and keys are limited by the store's configured sizes and the buffers: net-shell
     /// answers an error where Redis grows the value.
