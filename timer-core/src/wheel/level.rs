@@ -33,6 +33,13 @@ pub(super) fn slot_for(level: usize, when: Tick) -> usize {
     ((when >> (level as u32 * SLOT_BITS)) & SLOT_MASK) as usize
 }
 
+/// Whether `a` and `b` fall in the same level-`level` slot: for a timer filed on that level,
+/// whether moving its deadline from one to the other keeps it on its list.
+#[inline]
+pub(super) fn same_slot(level: usize, a: Tick, b: Tick) -> bool {
+    (a ^ b) >> (level as u32 * SLOT_BITS) == 0
+}
+
 /// The first tick of the level-`level` slot that holds `when`.
 #[inline]
 pub(super) fn slot_start(level: usize, when: Tick) -> Tick {
@@ -148,6 +155,16 @@ mod tests {
         assert_eq!(slot_start(2, 4_321), 4_096);
         assert_eq!(slot_for(2, 4_321), 1);
         assert_eq!(slot_for(10, u64::MAX), 15);
+    }
+
+    #[test]
+    fn same_slot_compares_the_bits_from_the_level_up() {
+        assert!(same_slot(0, 70, 70));
+        assert!(!same_slot(0, 70, 71));
+        assert!(same_slot(2, 4_096, 8_191));
+        assert!(!same_slot(2, 4_095, 4_096));
+        assert!(same_slot(10, 1 << 60, (1 << 61) - 1));
+        assert!(!same_slot(10, u64::MAX, 0));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::list::Links;
 use crate::{Expired, Full, StaleTimer, Storage, Tick, TimerId, TimerQueue};
 use batch::{Batch, BATCH};
 use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
-use level::{level_for, slot_for, slot_start, Expiration, Level, DUE, LISTS};
+use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
 pub use slot::WheelSlot;
 use slot::{live_deadline, node, node_mut, WheelNode};
@@ -331,11 +331,34 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn unfile_linked(&mut self, index: u32, deadline: Tick) {
         let (list, level) = self.home(deadline);
+        self.unlink_from(index, list, level);
+    }
+
+    /// Takes timer `index` off list `list` of level `level` (the linked layout).
+    #[inline(always)]
+    fn unlink_from(&mut self, index: u32, list: usize, level: usize) {
         let mut linked = self.lists[list].linked();
         linked.unlink(self.nodes.cells_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
         if level < LEVELS && linked.is_empty() {
             self.levels[level].vacate(list % SLOTS);
+        }
+    }
+
+    /// [`reschedule`](TimerQueue::reschedule) in the linked layout, timer `index` already
+    /// holding its new deadline. A timer that stays in its level slot (an idle timeout pushed
+    /// back a little, the commonest reschedule) only moves to the back of the list it is on: its
+    /// list is found once, and the slot's bit stays set.
+    #[inline(always)]
+    fn reschedule_linked(&mut self, index: u32, old: Tick, deadline: Tick) {
+        let (list, level) = self.home(old);
+        if level < LEVELS && same_slot(level, old, deadline) {
+            let mut linked = self.lists[list].linked();
+            linked.move_to_back(self.nodes.cells_mut(), index);
+            self.lists[list] = Chain::from_linked(linked);
+        } else {
+            self.unlink_from(index, list, level);
+            self.file_linked(index, deadline);
         }
     }
 
@@ -657,8 +680,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         if self.in_blocks() {
             self.reschedule_in_blocks(index, old, deadline);
         } else {
-            self.unfile_linked(index, old);
-            self.file_linked(index, deadline);
+            self.reschedule_linked(index, old, deadline);
         }
         Ok(())
     }

@@ -287,13 +287,31 @@ impl Model {
 #[test]
 fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compaction() {
     let seed = std::env::var("WHEEL_SEED").map_or(0x5EED_B10C, |s| s.parse().unwrap());
-    fifo_through_compaction(seed);
+    let wheel = fifo_against_the_model(blocks_wheel(CAPACITY), seed);
+    assert!(
+        wheel.compactions >= 3,
+        "compacted {} times",
+        wheel.compactions
+    );
 }
 
-fn fifo_through_compaction(seed: u64) {
-    const CAPACITY: usize = 8_192;
+/// The same run on linked lists, where most reschedules stay in their level slot and only move
+/// to the back of the list they are on.
+#[test]
+fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
+    let wheel = TimerWheelOn::with_storage((0..CAPACITY).map(|_| WheelSlot::new()).collect());
+    assert!(!wheel.in_blocks());
+    fifo_against_the_model(wheel, 0x5EED_0001);
+}
+
+/// The capacity of the wheels [`fifo_against_the_model`] drives.
+const CAPACITY: usize = 8_192;
+
+fn fifo_against_the_model(
+    mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>,
+    seed: u64,
+) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
     let mut rng = Rng(seed);
-    let mut wheel = blocks_wheel(CAPACITY);
     let mut model = Model::default();
     let mut now: Tick = 0;
     let mut next_value = 0u32;
@@ -352,15 +370,11 @@ fn fifo_through_compaction(seed: u64) {
         assert_eq!(wheel.len(), model.keys.len());
     }
     assert!(moves > 4 * 2 * CAPACITY);
-    assert!(
-        wheel.compactions >= 3,
-        "compacted {} times",
-        wheel.compactions
-    );
     let mut fired = Vec::new();
     let _ = wheel.expire(u64::MAX, usize::MAX, |e| fired.push((e.deadline, e.value)));
     assert_eq!(fired, model.expire(u64::MAX, usize::MAX));
     assert!(wheel.is_empty());
+    wheel
 }
 
 /// One expiry across every level, from the finest to deadlines at `u64::MAX`, with ties and
