@@ -9,6 +9,7 @@
 # the namespace this script creates and removes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
 ns=nsh-bench-$$
 tap=benchtap0
 shell_ip=10.79.0.2
@@ -29,13 +30,13 @@ ip netns exec "$ns" ip link set lo up
 ip netns exec "$ns" ip tuntap add dev "$tap" mode tap
 ip netns exec "$ns" ip addr add 10.79.0.1/24 dev "$tap"
 ip netns exec "$ns" ip link set "$tap" up
-ip netns exec "$ns" "$root/target/release/net-shell" --tap "$tap" --address "$shell_ip/24" \
+ip netns exec "$ns" "$target/release/net-shell" --tap "$tap" --address "$shell_ip/24" \
   --trusted-network 10.79.0.1/32 --log-level warn > /tmp/net-shell-bench.out &
 shell_pid=$!
 for _ in $(seq 100); do grep -q ready /tmp/net-shell-bench.out && break; sleep 0.1; done
 grep -q ready /tmp/net-shell-bench.out
 # The shell is a child of `ip netns exec`: find its own pid for CPU accounting.
-shell_cpu_pid=$(pgrep -f "target/release/net-shell --tap $tap" | head -1)
+shell_cpu_pid=$(pgrep -f "release/net-shell --tap $tap" | head -1)
 
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
   --loglevel warning > /tmp/redis-bench.out &
@@ -76,6 +77,16 @@ run_hash_bench() {
 }
 run_hash_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
 run_hash_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
+echo "## redis-benchmark -c 50 -n 100000 -r 100000 -t hset, then HGET of random fields (one hash of up to 100,000 fields)"
+run_big_hash_bench() {
+  local label=$1; shift
+  { "$@" -c 50 -n 100000 -r 100000 -t hset -q; "$@" -c 50 -n 100000 -r 100000 -q HGET myhash element:__rand_int__; } \
+    2>/dev/null | tr '\r' '\n' | grep 'requests per second' | sed "s/^/$label /"
+}
+ip netns exec "$ns" redis-cli -h "$shell_ip" DEL myhash >/dev/null
+redis-cli -p "$redis_port" DEL myhash >/dev/null
+run_big_hash_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379
+run_big_hash_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port"
 echo "## redis-benchmark -c 50 -n 100000 -t set,get -P 16"
 run_bench "net-shell" ip netns exec "$ns" redis-benchmark -h "$shell_ip" -p 6379 -P 16
 run_bench "redis-server" redis-benchmark -h 127.0.0.1 -p "$redis_port" -P 16
@@ -96,4 +107,4 @@ echo "## hash field expiry lateness, 2000 fields due within one second (net-shel
 echo "net-shell:"; ip netns exec "$ns" python3 "$root/scripts/field_expiry_lateness.py" "$shell_ip" 6379 2000
 
 echo "## 10,000 clients (scripts/bench-scale.py)"
-python3 "$root/scripts/bench-scale.py" --binary "$root/target/release/net-shell"
+python3 "$root/scripts/bench-scale.py" --binary "$target/release/net-shell"
