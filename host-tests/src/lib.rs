@@ -6,6 +6,8 @@ pub mod cpu_time;
 
 pub mod e2e;
 
+pub mod hash_check;
+
 pub mod list_check;
 
 pub mod model;

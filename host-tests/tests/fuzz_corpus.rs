@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use arbitrary::{Arbitrary, Unstructured};
-use host_tests::{conn_check, list_check, queue_check, resp_check, store_check};
+use host_tests::{conn_check, hash_check, list_check, queue_check, resp_check, store_check};
 
 /// Every file of `fuzz/corpus/<target>/`, sorted by name.
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
@@ -112,6 +112,15 @@ fn list_ops_corpus_matches_the_model() {
     replay("list_ops", |bytes| {
         decode::<list_check::ListInput>(bytes)
             .map(|input| list_check::check_list_ops(&input))
+            .is_some()
+    });
+}
+
+#[test]
+fn hash_ops_corpus_matches_the_model() {
+    replay("hash_ops", |bytes| {
+        decode::<hash_check::HashInput>(bytes)
+            .map(|input| hash_check::check_hash_ops(&input))
             .is_some()
     });
 }

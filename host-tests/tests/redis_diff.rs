@@ -1437,7 +1437,69 @@ fn hashes() -> Vec<Script> {
             .scan_all("TYPE hash")
             .scan_all("TYPE list"),
         events.run(&["CONFIG SET notify-keyspace-events ''"]),
+        big_hashes(),
     ]
+}
+
+/// Hashes past Redis 7.0's listpack thresholds (more than 512 fields; a value over 64 bytes), which
+/// both servers keep with an index from then on (`OBJECT ENCODING` says `hashtable`): every
+/// command on them, and the fields in Redis' hash-table order compared as sets.
+fn big_hashes() -> Script {
+    let pairs = |range: std::ops::Range<usize>, value: &dyn Fn(usize) -> String| {
+        range
+            .map(|i| format!("f{i} {}", value(i)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let short = |i: usize| format!("v{i}");
+    let long = |i: usize| format!("{i}{}", "w".repeat(70));
+    let lines = [
+        format!("HSET many {}", pairs(0..300, &short)),
+        "OBJECT ENCODING many".to_string(),
+        format!("HSET many {}", pairs(290..512, &short)),
+        "OBJECT ENCODING many".to_string(),
+        format!("HSET many {}", pairs(500..600, &short)),
+        "OBJECT ENCODING many".to_string(),
+        "HLEN many".to_string(),
+        "HGET many f0".to_string(),
+        "HGET many f599".to_string(),
+        "HGET many f600".to_string(),
+        "HMGET many f5 nope f120".to_string(),
+        "HEXISTS many f77".to_string(),
+        "HSTRLEN many f100".to_string(),
+        format!("HSET many f3 {} f200 x", "y".repeat(100)),
+        "HGET many f3".to_string(),
+        "HSETNX many f4 z".to_string(),
+        "HSETNX many f300 z".to_string(),
+        "HINCRBY many n 5".to_string(),
+        "HINCRBYFLOAT many n 1.5".to_string(),
+        "HDEL many f1 f2 f2 nope f599".to_string(),
+        "HLEN many".to_string(),
+        format!(
+            "HDEL many {}",
+            (0..599)
+                .map(|i| format!("f{i}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "HLEN many".to_string(),
+        "OBJECT ENCODING many".to_string(),
+        format!("HSET wide a {}", long(1)),
+        "OBJECT ENCODING wide".to_string(),
+        format!("HSET wide {}", pairs(0..5, &long)),
+        "HGET wide f4".to_string(),
+        "HLEN wide".to_string(),
+        "HDEL wide a f0 f1 f2 f3 f4".to_string(),
+        "EXISTS wide".to_string(),
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    Script::new("hashes: past the thresholds")
+        .run(&lines)
+        .differs(Difference::UnorderedPairs, &["HGETALL many"])
+        .run(&[&format!("HSET order {}", pairs(0..600, &short))])
+        .differs(Difference::UnorderedPairs, &["HGETALL order"])
+        .differs(Difference::Unordered, &["HKEYS order", "HVALS order"])
+        .run(&["DEL many order"])
 }
 
 /// Blocking pops: served at once, served later by pushes from another connection (first

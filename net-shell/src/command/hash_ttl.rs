@@ -801,7 +801,9 @@ pub(crate) fn hsetex(
 /// The timer for the fields with deadlines of hash value `value`, now under `key` (a hash
 /// renamed or copied keeps its fields' deadlines).
 pub(crate) fn add_timers_for(timers: &mut FieldTimers, key: &[u8], value: &[u8], now: Tick) {
-    let earliest = super::hashes::Hash::new(value, now)
+    // Walked, never searched: any hasher does.
+    let hasher = crate::store::fields::FieldHasher::default();
+    let earliest = super::hashes::Hash::new(value, now, hasher)
         .entries()
         .filter_map(|(_, _, at)| at)
         .min();

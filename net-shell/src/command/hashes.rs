@@ -1,7 +1,10 @@
 //! The hash commands (Redis 7.0's `t_hash.c`) over hashes kept as one value each in the
-//! store: the list encoding of [`crate::store::packed`] with fields and values alternating, in
-//! the order fields were added (the order Redis' listpack keeps for small hashes). A change
-//! rewrites the hash through the reply buffer's spare room; a hash left empty is deleted.
+//! store. A small hash is packed ([`crate::store::packed`]: fields, values and deadlines
+//! alternating, in the order fields were added, as Redis' listpack keeps them), and a change
+//! rewrites it through the reply buffer's spare room. Past Redis' thresholds (more than 512
+//! fields, or a field or value over 64 bytes) it is written for good with an index
+//! ([`crate::store::fields`]), as Redis converts to a hash table, and changed in place: a field
+//! is found, set or removed in O(1). A hash left empty is deleted.
 
 use alloc::vec::Vec;
 
@@ -10,43 +13,59 @@ use super::float::{Decimal as Float, NotDecimal};
 use super::types::WrongType;
 use super::{error, integer, After, Context, Reply, ReplyWriter, NOT_INTEGER};
 use crate::decimal::{parse_i64, Decimal};
+use crate::store::fields::{self, is_indexed, FieldHasher, Fields, FieldsMut, FieldsWriter};
 use crate::store::packed::{element_len, Packed, PackedWriter};
 use crate::store::{StoreError, Ttl, ValueKind};
 use timer_core::Tick;
 
-/// A hash value, read in place at a time `now`: each field is three elements, the field, its
-/// value and its deadline (empty, or the last tick it lives through as 8 little-endian bytes).
-/// A field past its deadline is not seen (its timer removes it, with its event).
+/// Redis 7.0's `hash-max-listpack-entries` as built (512; the `redis.conf` it ships sets
+/// 128): a hash of more fields has an index.
+pub(super) const MAX_PACKED_FIELDS: usize = 512;
+/// Redis' `hash-max-listpack-value`: a hash with a longer field or value has an index.
+pub(super) const MAX_PACKED_LEN: usize = 64;
+
+/// A hash value, read in place at a time `now`: each field with its value and its deadline
+/// (none, or the last tick it lives through). A field past its deadline is not seen (its timer
+/// removes it, with its event).
 #[derive(Clone, Copy)]
 pub(super) struct Hash<'a> {
-    list: Packed<'a>,
+    value: &'a [u8],
     now: Tick,
+    hasher: FieldHasher,
 }
 
-/// A field's deadline from its third element.
+/// A field's deadline from its deadline bytes.
 fn deadline_of(meta: &[u8]) -> Option<Tick> {
     <[u8; 8]>::try_from(meta).ok().map(Tick::from_le_bytes)
 }
 
 impl<'a> Hash<'a> {
-    /// Reads `value` as a hash at `now`.
-    pub(super) fn new(value: &'a [u8], now: Tick) -> Self {
-        Self {
-            list: Packed::new(value),
-            now,
-        }
+    /// Reads `value` as a hash at `now`, finding fields with `hasher` (the store's
+    /// [`field_hasher`](crate::store::Store::field_hasher); any, to only walk the fields).
+    pub(super) fn new(value: &'a [u8], now: Tick, hasher: FieldHasher) -> Self {
+        Self { value, now, hasher }
+    }
+
+    /// Whether it has an index (Redis' `hashtable` encoding).
+    pub(super) fn is_indexed(self) -> bool {
+        is_indexed(self.value)
+    }
+
+    /// Every field, live or past its deadline, with its value and deadline bytes.
+    fn raw_entries(self) -> impl Iterator<Item = fields::Entry<'a>> {
+        let indexed = self.is_indexed();
+        let mut packed = (!indexed).then(|| Packed::new(self.value).iter());
+        let mut index = indexed.then(|| Fields::new(self.value).entries());
+        core::iter::from_fn(move || match (&mut packed, &mut index) {
+            (Some(elements), _) => Some((elements.next()?, elements.next()?, elements.next()?)),
+            (None, Some(entries)) => entries.next(),
+            (None, None) => None,
+        })
     }
 
     /// Every field, live or past its deadline, with its value and deadline.
     pub(super) fn entries(self) -> impl Iterator<Item = (&'a [u8], &'a [u8], Option<Tick>)> {
-        let mut elements = self.list.iter();
-        core::iter::from_fn(move || {
-            Some((
-                elements.next()?,
-                elements.next()?,
-                deadline_of(elements.next()?),
-            ))
-        })
+        self.raw_entries().map(|(f, v, m)| (f, v, deadline_of(m)))
     }
 
     /// Each live field with its value, in the order they were added.
@@ -57,22 +76,40 @@ impl<'a> Hash<'a> {
             .map(|(f, v, _)| (f, v))
     }
 
-    /// How many live fields.
+    /// How many live fields (counted only when some field has a deadline).
     pub(super) fn len(self) -> usize {
+        let index = Fields::new(self.value);
+        if self.is_indexed() && index.volatile() == 0 {
+            return index.len();
+        }
         self.pairs().count()
+    }
+
+    /// Field `field`, live or past its deadline, with its value and deadline.
+    fn entry(self, field: &[u8]) -> Option<(&'a [u8], Option<Tick>)> {
+        if self.is_indexed() {
+            let (_, value, meta) = Fields::new(self.value).find(&self.hasher, field)?;
+            return Some((value, deadline_of(meta)));
+        }
+        self.entries()
+            .find(|(f, _, _)| *f == field)
+            .map(|(_, v, at)| (v, at))
     }
 
     /// The value of live `field`.
     pub(super) fn get(self, field: &[u8]) -> Option<&'a [u8]> {
-        self.pairs().find(|(f, _)| *f == field).map(|(_, v)| v)
+        self.deadline_and_value(field).map(|(_, value)| value)
     }
 
     /// The deadline of live `field` (`Some(None)`: it has none; `None`: no such field).
     pub(super) fn deadline(self, field: &[u8]) -> Option<Option<Tick>> {
+        self.deadline_and_value(field).map(|(at, _)| at)
+    }
+
+    fn deadline_and_value(self, field: &[u8]) -> Option<(Option<Tick>, &'a [u8])> {
         let now = self.now;
-        self.entries()
-            .find(|(f, _, at)| *f == field && at.is_none_or(|at| at >= now))
-            .map(|(_, _, at)| at)
+        let (value, at) = self.entry(field)?;
+        at.is_none_or(|at| at >= now).then_some((at, value))
     }
 }
 
@@ -91,9 +128,10 @@ impl Context<'_, '_> {
     /// The hash at `key` (`None`: no such key), or [`WrongType`].
     pub(super) fn hash(&mut self, key: &[u8]) -> Result<Option<Hash<'_>>, WrongType> {
         let now = self.clock.now;
+        let hasher = self.store.field_hasher();
         Ok(self
             .value_of(key, ValueKind::Hash)?
-            .map(|value| Hash::new(value, now)))
+            .map(|value| Hash::new(value, now, hasher)))
     }
 }
 
@@ -113,7 +151,7 @@ pub(super) struct Edit<'v> {
 /// Writes `old` (a hash's value) with `edit` applied into `writer`; the fields added (not live
 /// before) and the fields written.
 fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut PackedWriter<'_>) -> (usize, usize) {
-    let hash = Hash::new(old, now);
+    let hash = Hash::new(old, now, FieldHasher::default()); // packed: no index
     let given = |field: &[u8]| {
         edit.set
             .iter()
@@ -176,9 +214,39 @@ fn edit_room(edit: &Edit<'_>) -> usize {
     set + 9 * edit.deadlines.len()
 }
 
-/// Writes hash `key` anew with `edit` applied, through the reply buffer's spare room. An
-/// empty result deletes the key. `Ok`: the fields added and the fields left.
+/// Applies `edit` to hash `key`: a packed hash is written anew through the reply buffer's
+/// spare room (and given an index if it passes Redis' thresholds), an indexed one is changed
+/// in place (written anew first, larger, if the whole edit would not fit: a refusal changes
+/// nothing). An empty result deletes the key. `Ok`: the fields added and the fields left.
 pub(super) fn rewrite(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    edit: &Edit<'_>,
+) -> Result<(usize, usize), Reply> {
+    let now = ctx.clock.now;
+    let old = ctx.store.get(key, now).unwrap_or_default();
+    let long = |(f, v): &(&[u8], &[u8])| f.len() > MAX_PACKED_LEN || v.len() > MAX_PACKED_LEN;
+    if !is_indexed(old) {
+        if edit.set.len() <= MAX_PACKED_FIELDS && !edit.set.iter().any(long) {
+            let (added, left) = rewrite_packed(ctx, out, key, edit)?;
+            if left <= MAX_PACKED_FIELDS {
+                return Ok((added, left));
+            }
+            // More fields than a packed hash keeps: indexed from now on (nothing to edit).
+            index(ctx, out, key, 0, 0)?;
+            return Ok((added, left));
+        }
+        // Room for the fields set; deadlines need none on fields not there yet.
+        let empty = Fields::new(&[]);
+        let bytes = indexed_room(edit, empty, &FieldHasher::default());
+        index(ctx, out, key, edit.set.len(), bytes)?;
+    }
+    edit_indexed(ctx, out, key, edit)
+}
+
+/// Applies `edit` to packed hash `key` (or none) through the reply buffer's spare room.
+fn rewrite_packed(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
     key: &[u8],
@@ -200,9 +268,119 @@ pub(super) fn rewrite(
         .store
         .set_kind(key, &out.spare()[..len], ValueKind::Hash, Ttl::Keep, now)
     {
-        Ok(()) => Ok((added, Hash::new(&out.spare()[..len], now).len())),
+        Ok(()) => {
+            let left = Hash::new(&out.spare()[..len], now, FieldHasher::default()).len();
+            Ok((added, left))
+        }
         Err(e) => Err(super::store_error(ctx, out, e)),
     }
+}
+
+/// The entry bytes `edit` may append to indexed hash `index`: each field set, and each field
+/// given a deadline, written again with its value.
+fn indexed_room(edit: &Edit<'_>, index: Fields<'_>, hasher: &FieldHasher) -> usize {
+    let set: usize = edit
+        .set
+        .iter()
+        .map(|(f, v)| fields::entry_len(f, v, &[0; 8]))
+        .sum();
+    let deadlines: usize = edit
+        .deadlines
+        .iter()
+        .filter_map(|(f, _)| index.find(hasher, f))
+        .map(|(f, v, _)| fields::entry_len(f, v, &[0; 8]))
+        .sum();
+    set + deadlines
+}
+
+/// Writes hash `key` (or none) anew with an index, with room for `more` more fields and
+/// `bytes` more bytes of entries, through the reply buffer's spare room.
+fn index(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    more: usize,
+    bytes: usize,
+) -> Result<(), Reply> {
+    let now = ctx.clock.now;
+    let hasher = ctx.store.field_hasher();
+    let old = ctx.store.get(key, now).unwrap_or_default();
+    let hash = Hash::new(old, now, hasher);
+    let (count, used) = hash.raw_entries().fold((0, 0), |(n, b), (f, v, m)| {
+        (n + 1, b + fields::entry_len(f, v, m))
+    });
+    let (slots, len) = fields::capacity_for(count + more, used + bytes);
+    let Some(room) = out.spare_for(len) else {
+        return Err(super::store_error(ctx, out, StoreError::ValueTooLarge));
+    };
+    let mut writer = FieldsWriter::new(room, slots);
+    for (field, value, meta) in hash.raw_entries() {
+        writer.push(&hasher, field, value, meta);
+    }
+    writer.finish();
+    ctx.store
+        .set_kind(key, &out.spare()[..len], ValueKind::Hash, Ttl::Keep, now)
+        .map_err(|e| super::store_error(ctx, out, e))
+}
+
+/// Applies `edit` to indexed hash `key` in place, as [`apply`] does to a packed one.
+fn edit_indexed(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    edit: &Edit<'_>,
+) -> Result<(usize, usize), Reply> {
+    let now = ctx.clock.now;
+    let hasher = ctx.store.field_hasher();
+    let value = ctx.store.get(key, now).unwrap_or_default();
+    let (more, bytes) = (
+        edit.set.len(),
+        indexed_room(edit, Fields::new(value), &hasher),
+    );
+    if !Fields::new(value).has_room(more, bytes) {
+        index(ctx, out, key, more, bytes)?;
+    }
+    let Some(value) = ctx.store.value_mut(key, now) else {
+        return Ok((0, 0));
+    };
+    let mut fields = FieldsMut::new(value);
+    for field in edit.delete {
+        fields.remove(&hasher, field);
+    }
+    let mut added = 0;
+    for (field, value) in edit.set {
+        // Set: a field past its deadline is made anew, without one.
+        let mut meta = [0u8; 8];
+        let kept = match fields.find(&hasher, field) {
+            Some((_, _, at)) if deadline_of(at).is_none_or(|at| at >= now) => {
+                if edit.keep_ttl && at.len() == 8 {
+                    meta.copy_from_slice(at);
+                    8
+                } else {
+                    0
+                }
+            }
+            _ => {
+                added += 1;
+                0
+            }
+        };
+        let _ = fields.set(&hasher, field, value, &meta[..kept]);
+    }
+    for (field, at) in edit.deadlines {
+        if edit.set.iter().any(|(f, _)| f == field) {
+            continue;
+        }
+        let bytes = at.map(Tick::to_le_bytes);
+        let _ = fields.set_meta(&hasher, field, bytes.as_ref().map_or(&[][..], |b| &b[..]));
+    }
+    let count = Fields::new(ctx.store.get(key, now).unwrap_or_default()).len();
+    if count == 0 {
+        ctx.store.delete(key, now);
+        return Ok((added, 0));
+    }
+    let hash = ctx.hash(key).ok().flatten();
+    Ok((added, hash.map_or(0, Hash::len)))
 }
 
 /// What a sweep of a hash's fields did.
@@ -221,11 +399,12 @@ pub(crate) fn expire_fields(
     key: &[u8],
     now: Tick,
 ) -> Option<FieldSweep> {
+    let hasher = store.field_hasher();
     let (kind, value) = store.get_kind(key, now)?;
     if kind != ValueKind::Hash {
         return None;
     }
-    let hash = Hash::new(value, now);
+    let hash = Hash::new(value, now, hasher);
     let due: Vec<&[u8]> = hash
         .entries()
         .filter(|(_, _, at)| at.is_some_and(|at| at < now))
@@ -242,15 +421,31 @@ pub(crate) fn expire_fields(
             next_deadline,
         });
     }
-    let mut scratch = alloc::vec![0; 4 + value.len()];
-    let mut writer = PackedWriter::new(&mut scratch);
-    let edit = Edit {
-        delete: &due,
-        ..Edit::default()
-    };
-    let (_, fields) = apply(value, now, &edit, &mut writer);
-    let len = writer.finish();
     let expired = due.len();
+    let fields = if hash.is_indexed() {
+        // Removed in place.
+        let due: Vec<Vec<u8>> = due.iter().map(|f| f.to_vec()).collect();
+        let value = store.value_mut(key, now)?;
+        let mut index = FieldsMut::new(value);
+        for field in &due {
+            index.remove(&hasher, field);
+        }
+        Fields::new(store.get(key, now)?).len()
+    } else {
+        let mut scratch = alloc::vec![0; 4 + value.len()];
+        let mut writer = PackedWriter::new(&mut scratch);
+        let edit = Edit {
+            delete: &due,
+            ..Edit::default()
+        };
+        let (_, fields) = apply(value, now, &edit, &mut writer);
+        let len = writer.finish();
+        if fields > 0 {
+            // Smaller than before: it fits where the old value was.
+            let _ = store.set_kind(key, &scratch[..len], ValueKind::Hash, Ttl::Keep, now);
+        }
+        fields
+    };
     if fields == 0 {
         store.delete(key, now);
         return Some(FieldSweep {
@@ -259,8 +454,6 @@ pub(crate) fn expire_fields(
             next_deadline: None,
         });
     }
-    // Smaller than before: it fits where the old value was.
-    let _ = store.set_kind(key, &scratch[..len], ValueKind::Hash, Ttl::Keep, now);
     Some(FieldSweep {
         expired,
         gone: false,
@@ -272,7 +465,8 @@ pub(crate) fn expire_fields(
 /// cluster migration sends them with `HSET`, then each deadline with `HPEXPIREAT`).
 #[cfg_attr(not(feature = "cluster"), allow(dead_code))]
 pub(crate) fn live_entries(value: &[u8], now: Tick) -> Vec<(&[u8], &[u8], Option<Tick>)> {
-    Hash::new(value, now)
+    // Walked, never searched: any hasher does.
+    Hash::new(value, now, FieldHasher::default())
         .entries()
         .filter(|(_, _, at)| at.is_none_or(|at| at >= now))
         .collect()
@@ -366,7 +560,11 @@ pub(crate) fn hdel(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         return integer(out, 0);
     };
     let fields = &argv[2..];
-    let removed = hash.pairs().filter(|(f, _)| fields.contains(f)).count();
+    // Each field named counts once.
+    let mut named: Vec<&[u8]> = fields.to_vec();
+    named.sort_unstable();
+    named.dedup();
+    let removed = named.iter().filter(|f| hash.get(f).is_some()).count();
     if removed == 0 {
         return integer(out, 0);
     }

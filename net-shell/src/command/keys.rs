@@ -530,11 +530,10 @@ pub(crate) fn object(
         return super::bulk_or_nil(out, None);
     };
     if kind == ValueKind::Hash && is(sub, "encoding") {
-        // Redis 7.0 keeps a hash of at most 128 fields, each field and value at most 64
-        // bytes, as a listpack, and a larger one as a hash table.
-        let list = crate::store::packed::Packed::new(value);
-        // Three elements a field: its name, its value, its deadline (0 or 8 bytes).
-        let small = list.len() <= 3 * 128 && list.iter().all(|e| e.len() <= 64);
+        // Redis 7.0 keeps a hash of at most 512 fields, each field and value at most 64
+        // bytes, as a listpack, and a larger one as a hash table; so do hashes here
+        // (`command::hashes`): one given an index keeps it, as Redis' hash table stays.
+        let small = !crate::store::fields::is_indexed(value);
         let encoding: &[u8] = if small { b"listpack" } else { b"hashtable" };
         return super::bulk_or_nil(out, Some(encoding));
     }

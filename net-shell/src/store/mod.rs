@@ -28,6 +28,7 @@
 mod arrays;
 mod chunks;
 mod entry_slots;
+pub mod fields;
 mod hash_table;
 mod key_timers;
 pub mod list;
@@ -384,6 +385,12 @@ impl<'a> Store<'a> {
         let entry = self.entry(index)?;
         let (offset, len) = (entry.offset + entry.key_len, entry.value_len as usize);
         Some(self.pool.slice_mut(offset, len))
+    }
+
+    /// The keyed hash that places a large hash's fields in its index ([`fields`]): the
+    /// store's [`HashKey`], so clients cannot choose fields that collide.
+    pub(crate) const fn field_hasher(&self) -> fields::FieldHasher {
+        fields::FieldHasher(self.hash_key.0)
     }
 
     /// Whether a live key exists.

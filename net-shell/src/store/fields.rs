@@ -1,0 +1,553 @@
+//! How a large hash is kept as one value in the store, so that a field is found, set or
+//! removed in O(1) (amortized), whatever the hash's size.
+//!
+//! A hash starts packed ([`crate::store::packed`]: fields, values and deadlines in the order
+//! they were added, found by a scan), as Redis' listpack; past Redis' thresholds (more than
+//! 512 fields, or a field or value over 64 bytes) it is written in this encoding for good, as
+//! Redis converts a listpack to a hash table.
+//!
+//! # Layout
+//!
+//! A 28-byte header (the tag `ff ff ff ff`, which no packed value starts with; then, as
+//! little-endian `u32`s, the fields, the fields with a deadline, the index's slots, the slots
+//! left by removed fields, where the entries end, and the bytes of removed entries), the
+//! index, the entries, and room. The index is open addressing with linear probing over a
+//! power of two of `u32` slots, each 0 (empty), 1 (a removed field's) or the offset of a
+//! field's entry; the slot is chosen by keyed SipHash-1-3 of the field under the store's
+//! [`HashKey`](super::HashKey), so clients cannot choose fields that collide. An entry is a
+//! state byte (1 live, 0 removed), then the field, the value and the deadline (empty or 8
+//! bytes), each after its LEB128 length.
+//!
+//! # Costs
+//!
+//! A value of the same size is written over the old one; any other is appended into the room
+//! and the old entry marked removed. When the room, or the index's slots, run out, the live
+//! entries are written anew into a block with twice the slots they need and half their bytes
+//! again as room ([`capacity_for`]), so each change costs O(1) amortized. A field costs its
+//! bytes, 4 bytes of lengths and state, and 8 to 16 bytes of index.
+
+use core::hash::Hasher;
+
+use siphasher::sip::SipHasher13;
+
+/// The first bytes of a value in this encoding.
+pub const TAG: [u8; 4] = [0xff; 4];
+/// Bytes before the index.
+pub const HEADER: usize = 28;
+const EMPTY: u32 = 0;
+const REMOVED: u32 = 1;
+/// Header fields, by offset.
+const COUNT: usize = 4;
+const VOLATILE: usize = 8;
+const SLOTS: usize = 12;
+const GONE: usize = 16;
+const END: usize = 20;
+const DEAD: usize = 24;
+
+/// Whether `value` is in this encoding.
+pub fn is_indexed(value: &[u8]) -> bool {
+    value.get(..4) == Some(&TAG[..])
+}
+
+/// The keyed hash the index places fields by.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FieldHasher(pub(crate) [u8; 16]);
+
+impl FieldHasher {
+    /// `field`'s hash.
+    pub fn hash(&self, field: &[u8]) -> u32 {
+        let mut hasher = SipHasher13::new_with_key(&self.0);
+        hasher.write(field);
+        hasher.finish() as u32
+    }
+}
+
+/// A field's entry: field, value, deadline bytes (empty or 8).
+pub type Entry<'a> = (&'a [u8], &'a [u8], &'a [u8]);
+
+/// A hash in this encoding, read in place.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::store::fields::{capacity_for, entry_len, FieldHasher, Fields, FieldsMut, FieldsWriter};
+///
+/// let hasher = FieldHasher::default();
+/// let (slots, len) = capacity_for(1, entry_len(b"f", b"v", b""));
+/// let mut bytes = vec![0; len];
+/// let mut writer = FieldsWriter::new(&mut bytes, slots);
+/// writer.push(&hasher, b"f", b"v", b"");
+/// writer.finish();
+/// assert_eq!(FieldsMut::new(&mut bytes).set(&hasher, b"g", b"w", b""), Some(true));
+/// let fields = Fields::new(&bytes);
+/// assert_eq!(fields.len(), 2);
+/// assert_eq!(fields.find(&hasher, b"g"), Some((&b"g"[..], &b"w"[..], &b""[..])));
+/// assert_eq!(fields.entries().count(), 2);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Fields<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Fields<'a> {
+    /// Reads `bytes` (a value in this encoding; a malformed one reads as fewer fields).
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes }
+    }
+
+    /// How many fields (some may be past their deadline, not yet removed).
+    pub fn len(&self) -> usize {
+        read_u32(self.bytes, COUNT)
+    }
+
+    /// Whether it has no field.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many fields have a deadline.
+    pub fn volatile(&self) -> usize {
+        read_u32(self.bytes, VOLATILE)
+    }
+
+    /// Every field's entry, in the order they were written.
+    pub fn entries(&self) -> impl Iterator<Item = Entry<'a>> {
+        let bytes = self.bytes;
+        let mut at = slot_at(read_u32(bytes, SLOTS));
+        let end = read_u32(bytes, END).min(bytes.len());
+        core::iter::from_fn(move || loop {
+            if at >= end {
+                return None;
+            }
+            let (live, entry, next) = read_entry(bytes, at)?;
+            at = next;
+            if live {
+                return Some(entry);
+            }
+        })
+    }
+
+    /// Whether `fields` more fields and `bytes` more bytes of entries fit without writing the
+    /// hash anew.
+    pub fn has_room(&self, fields: usize, bytes: usize) -> bool {
+        let used = read_u32(self.bytes, COUNT) + read_u32(self.bytes, GONE) + fields;
+        let room = self.bytes.len().saturating_sub(read_u32(self.bytes, END));
+        used.saturating_mul(4) <= read_u32(self.bytes, SLOTS).saturating_mul(3) && room >= bytes
+    }
+
+    /// `field`'s entry.
+    pub fn find(&self, hasher: &FieldHasher, field: &[u8]) -> Option<Entry<'a>> {
+        match probe(self.bytes, hasher.hash(field), field) {
+            Probe::Found { offset, .. } => read_entry(self.bytes, offset).map(|(_, e, _)| e),
+            _ => None,
+        }
+    }
+}
+
+/// What probing the index for a field found.
+enum Probe {
+    /// Its entry, at slot `slot`.
+    Found { slot: usize, offset: usize },
+    /// Not there: the slot to put it in.
+    Absent { slot: usize },
+    /// Not there, and no slot is free (a malformed value).
+    Full,
+}
+
+fn probe(bytes: &[u8], hash: u32, field: &[u8]) -> Probe {
+    let slots = read_u32(bytes, SLOTS);
+    if slots == 0 || !slots.is_power_of_two() {
+        return Probe::Full;
+    }
+    let mask = slots - 1;
+    let mut i = hash as usize & mask;
+    let mut free = None;
+    for _ in 0..slots {
+        match read_u32(bytes, slot_at(i)) as u32 {
+            EMPTY => {
+                return Probe::Absent {
+                    slot: free.unwrap_or(i),
+                }
+            }
+            REMOVED => {
+                free.get_or_insert(i);
+            }
+            offset => {
+                let offset = offset as usize;
+                if read_entry(bytes, offset).is_some_and(|(_, (f, _, _), _)| f == field) {
+                    return Probe::Found { slot: i, offset };
+                }
+            }
+        }
+        i = (i + 1) & mask;
+    }
+    free.map_or(Probe::Full, |slot| Probe::Absent { slot })
+}
+
+/// A hash in this encoding changed in place.
+pub struct FieldsMut<'a> {
+    bytes: &'a mut [u8],
+}
+
+impl<'a> FieldsMut<'a> {
+    /// Changes `bytes`, a value in this encoding, in place.
+    pub fn new(bytes: &'a mut [u8]) -> Self {
+        Self { bytes }
+    }
+
+    /// Whether `fields` more fields and `bytes` more bytes of entries fit without writing the
+    /// hash anew (then every [`set`](Self::set) and [`set_meta`](Self::set_meta) of them
+    /// succeeds).
+    pub fn has_room(&self, fields: usize, bytes: usize) -> bool {
+        Fields::new(self.bytes).has_room(fields, bytes)
+    }
+
+    /// `field`'s entry.
+    pub fn find(&self, hasher: &FieldHasher, field: &[u8]) -> Option<Entry<'_>> {
+        Fields::new(self.bytes).find(hasher, field)
+    }
+
+    /// Gives `field` (if there) deadline bytes `meta`, keeping its value: `Some(true)` if it
+    /// was there, `Some(false)` if not; `None` (nothing changed) if the hash has no room.
+    pub fn set_meta(&mut self, hasher: &FieldHasher, field: &[u8], meta: &[u8]) -> Option<bool> {
+        let Probe::Found { slot, offset } = probe(self.bytes, hasher.hash(field), field) else {
+            return Some(false);
+        };
+        let (_, (f, v, old_meta), next) = read_entry(self.bytes, offset)?;
+        let old_volatile = !old_meta.is_empty();
+        let need = entry_len(f, v, meta);
+        // Where the value's bytes end, in the old entry.
+        let value_end = next - old_meta.len() - leb_len(old_meta.len());
+        if old_meta.len() == meta.len() {
+            self.bytes
+                .get_mut(next - meta.len()..next)?
+                .copy_from_slice(meta);
+            return Some(true);
+        }
+        let end = read_u32(self.bytes, END);
+        if self.bytes.len().saturating_sub(end) < need {
+            return None;
+        }
+        // The new entry: state, field and value as they are, then the new deadline bytes.
+        let kept = value_end - offset;
+        self.bytes.copy_within(offset..value_end, end);
+        write_part(self.bytes.get_mut(end + kept..end + need)?, meta);
+        self.kill(offset, next);
+        self.set_u32(slot_at(slot), end);
+        self.set_u32(END, end + need);
+        let volatile = read_u32(self.bytes, VOLATILE) + usize::from(!meta.is_empty());
+        self.set_u32(VOLATILE, volatile - usize::from(old_volatile));
+        Some(true)
+    }
+
+    /// Sets `field` to `value` with deadline bytes `meta`: `Some(true)` if it was added,
+    /// `Some(false)` if it was there; `None` (nothing changed) if the hash has no room for it.
+    pub fn set(
+        &mut self,
+        hasher: &FieldHasher,
+        field: &[u8],
+        value: &[u8],
+        meta: &[u8],
+    ) -> Option<bool> {
+        let need = entry_len(field, value, meta);
+        let end = read_u32(self.bytes, END);
+        let room = self.bytes.len().saturating_sub(end);
+        match probe(self.bytes, hasher.hash(field), field) {
+            Probe::Found { slot, offset } => {
+                let (_, (_, _, old_meta), next) = read_entry(self.bytes, offset)?;
+                let old_volatile = !old_meta.is_empty();
+                if next - offset == need {
+                    write_entry(self.bytes.get_mut(offset..next)?, field, value, meta);
+                } else {
+                    if room < need {
+                        return None;
+                    }
+                    write_entry(self.bytes.get_mut(end..end + need)?, field, value, meta);
+                    self.kill(offset, next);
+                    self.set_u32(slot_at(slot), end);
+                    self.set_u32(END, end + need);
+                }
+                let volatile = read_u32(self.bytes, VOLATILE) + usize::from(!meta.is_empty());
+                self.set_u32(VOLATILE, volatile - usize::from(old_volatile));
+                Some(false)
+            }
+            Probe::Absent { slot } => {
+                if !self.has_room(1, need) {
+                    return None;
+                }
+                write_entry(self.bytes.get_mut(end..end + need)?, field, value, meta);
+                if read_u32(self.bytes, slot_at(slot)) as u32 == REMOVED {
+                    self.add(GONE, -1);
+                }
+                self.set_u32(slot_at(slot), end);
+                self.set_u32(END, end + need);
+                self.add(COUNT, 1);
+                if !meta.is_empty() {
+                    self.add(VOLATILE, 1);
+                }
+                Some(true)
+            }
+            Probe::Full => None,
+        }
+    }
+
+    /// Removes `field`; whether it was there.
+    pub fn remove(&mut self, hasher: &FieldHasher, field: &[u8]) -> bool {
+        let Probe::Found { slot, offset } = probe(self.bytes, hasher.hash(field), field) else {
+            return false;
+        };
+        let Some((_, (_, _, meta), next)) = read_entry(self.bytes, offset) else {
+            return false;
+        };
+        if !meta.is_empty() {
+            self.add(VOLATILE, -1);
+        }
+        self.kill(offset, next);
+        self.set_u32(slot_at(slot), REMOVED as usize);
+        self.add(GONE, 1);
+        self.add(COUNT, -1);
+        true
+    }
+
+    /// Marks the entry at `offset..next` removed.
+    fn kill(&mut self, offset: usize, next: usize) {
+        if let Some(state) = self.bytes.get_mut(offset) {
+            *state = 0;
+        }
+        let dead = read_u32(self.bytes, DEAD) + (next - offset);
+        self.set_u32(DEAD, dead);
+    }
+
+    fn add(&mut self, at: usize, n: isize) {
+        let value = read_u32(self.bytes, at).saturating_add_signed(n);
+        self.set_u32(at, value);
+    }
+
+    fn set_u32(&mut self, at: usize, n: usize) {
+        write_u32(self.bytes, at, n);
+    }
+}
+
+/// Writes a hash in this encoding into a buffer sized with [`capacity_for`], its fields one
+/// by one (each once).
+pub struct FieldsWriter<'b> {
+    bytes: &'b mut [u8],
+}
+
+impl<'b> FieldsWriter<'b> {
+    /// Starts an empty hash with `slots` (a power of two) in `buf`, which it takes whole.
+    pub fn new(buf: &'b mut [u8], slots: usize) -> Self {
+        let start = slot_at(slots);
+        if let Some(head) = buf.get_mut(..start) {
+            head.fill(0);
+            head[..4].copy_from_slice(&TAG);
+        }
+        write_u32(buf, SLOTS, slots);
+        write_u32(buf, END, start);
+        Self { bytes: buf }
+    }
+
+    /// Adds `field`, which it does not have yet (dropped if there is no room).
+    pub fn push(&mut self, hasher: &FieldHasher, field: &[u8], value: &[u8], meta: &[u8]) {
+        let _ = FieldsMut::new(self.bytes).set(hasher, field, value, meta);
+    }
+
+    /// The fields written.
+    pub fn len(&self) -> usize {
+        read_u32(self.bytes, COUNT)
+    }
+
+    /// Whether no field was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The hash's length in bytes: the whole buffer.
+    pub fn finish(self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// The index slots and the block for `fields` fields whose entries take `bytes`: twice the
+/// slots they need (at least 16), and half their bytes again as room (at least 64).
+pub const fn capacity_for(fields: usize, bytes: usize) -> (usize, usize) {
+    let slots = (2 * fields).next_power_of_two();
+    let slots = if slots < 16 { 16 } else { slots };
+    let room = if bytes / 2 < 64 { 64 } else { bytes / 2 };
+    (slots, HEADER + 4 * slots + bytes + room)
+}
+
+/// The bytes of an entry.
+pub const fn entry_len(field: &[u8], value: &[u8], meta: &[u8]) -> usize {
+    1 + leb_len(field.len())
+        + field.len()
+        + leb_len(value.len())
+        + value.len()
+        + leb_len(meta.len())
+        + meta.len()
+}
+
+/// The bytes of a hash's live entries (what [`capacity_for`] takes).
+pub fn live_bytes(fields: &Fields<'_>) -> usize {
+    let written =
+        read_u32(fields.bytes, END).saturating_sub(slot_at(read_u32(fields.bytes, SLOTS)));
+    written.saturating_sub(read_u32(fields.bytes, DEAD))
+}
+
+const fn leb_len(len: usize) -> usize {
+    let mut bytes = 1;
+    let mut rest = len >> 7;
+    while rest > 0 {
+        bytes += 1;
+        rest >>= 7;
+    }
+    bytes
+}
+
+fn write_entry(room: &mut [u8], field: &[u8], value: &[u8], meta: &[u8]) {
+    room[0] = 1;
+    let mut at = 1;
+    for part in [field, value, meta] {
+        write_part(&mut room[at..], part);
+        at += leb_len(part.len()) + part.len();
+    }
+}
+
+/// Writes `part` after its LEB128 length at the start of `room`.
+fn write_part(room: &mut [u8], part: &[u8]) {
+    let mut len = part.len();
+    let mut at = 0;
+    loop {
+        let byte = (len & 0x7f) as u8;
+        len >>= 7;
+        room[at] = if len == 0 { byte } else { byte | 0x80 };
+        at += 1;
+        if len == 0 {
+            break;
+        }
+    }
+    room[at..at + part.len()].copy_from_slice(part);
+}
+
+/// The entry at `at`: whether it is live, its parts, and where the next starts.
+fn read_entry(bytes: &[u8], at: usize) -> Option<(bool, Entry<'_>, usize)> {
+    let live = *bytes.get(at)? == 1;
+    let mut next = at + 1;
+    let mut part = || {
+        let (len, used) = read_len(bytes.get(next..)?)?;
+        let start = next + used;
+        let bytes = bytes.get(start..start.checked_add(len)?)?;
+        next = start + len;
+        Some(bytes)
+    };
+    let entry = (part()?, part()?, part()?);
+    Some((live, entry, next))
+}
+
+fn read_len(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut len = 0usize;
+    for (i, &byte) in bytes.iter().enumerate().take(5) {
+        len |= usize::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((len, i + 1));
+        }
+    }
+    None
+}
+
+fn write_u32(bytes: &mut [u8], at: usize, n: usize) {
+    if let Some(word) = bytes.get_mut(at..at.saturating_add(4)) {
+        word.copy_from_slice(&(n as u32).to_le_bytes());
+    }
+}
+
+/// Where index slot `i` is.
+fn slot_at(i: usize) -> usize {
+    HEADER.saturating_add(i.saturating_mul(4))
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> usize {
+    bytes
+        .get(at..at.saturating_add(4))
+        .map_or(0, |n| u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Writes the model's fields anew (what the commands do when room runs out).
+    fn written(model: &HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)>, hasher: &FieldHasher) -> Vec<u8> {
+        let bytes = model.iter().map(|(f, (v, m))| entry_len(f, v, m)).sum();
+        let (slots, len) = capacity_for(model.len(), bytes);
+        let mut buf = vec![0; len];
+        let mut writer = FieldsWriter::new(&mut buf, slots);
+        for (f, (v, m)) in model {
+            writer.push(hasher, f, v, m);
+        }
+        assert_eq!(writer.len(), model.len());
+        buf
+    }
+
+    #[test]
+    fn sets_and_removes_match_a_map_through_rewrites() {
+        let hasher = FieldHasher([7; 16]);
+        let mut model: HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)> = HashMap::new();
+        let mut bytes = written(&model, &hasher);
+        let mut seed = 11u64;
+        let mut rewrites = 0;
+        for _ in 0..20_000 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let field = std::format!("f{}", (seed >> 33) % 3000).into_bytes();
+            let value = vec![b'v'; (seed >> 20) as usize % 150];
+            let meta = if seed >> 63 == 0 { vec![] } else { vec![9; 8] };
+            if (seed >> 40) % 8 == 1 {
+                let there = model
+                    .get_mut(&field)
+                    .map(|(_, m)| *m = meta.clone())
+                    .is_some();
+                if FieldsMut::new(&mut bytes).set_meta(&hasher, &field, &meta) != Some(there) {
+                    bytes = written(&model, &hasher);
+                    rewrites += 1;
+                }
+            } else if (seed >> 40) % 4 == 0 {
+                let was = model.remove(&field).is_some();
+                assert_eq!(FieldsMut::new(&mut bytes).remove(&hasher, &field), was);
+            } else {
+                let added = !model.contains_key(&field);
+                model.insert(field.clone(), (value.clone(), meta.clone()));
+                if FieldsMut::new(&mut bytes).set(&hasher, &field, &value, &meta) != Some(added) {
+                    bytes = written(&model, &hasher);
+                    rewrites += 1;
+                }
+            }
+            let fields = Fields::new(&bytes);
+            assert_eq!(fields.len(), model.len());
+            let found = fields.find(&hasher, &field);
+            let expected = model.get(&field).map(|(v, m)| (&field[..], &v[..], &m[..]));
+            assert_eq!(found, expected);
+        }
+        let fields = Fields::new(&bytes);
+        assert_eq!(fields.entries().count(), model.len());
+        let volatile = model.values().filter(|(_, m)| !m.is_empty()).count();
+        assert_eq!(fields.volatile(), volatile);
+        for (f, v, m) in fields.entries() {
+            assert_eq!(model.get(f), Some(&(v.to_vec(), m.to_vec())));
+        }
+        assert!(rewrites < 200, "{rewrites} rewrites");
+    }
+
+    #[test]
+    fn a_malformed_value_reads_as_fewer_fields() {
+        let hasher = FieldHasher::default();
+        let mut bytes = vec![0xff; 64];
+        let _ = Fields::new(&bytes).entries().count();
+        assert_eq!(Fields::new(&bytes).find(&hasher, b"x"), None);
+        let _ = FieldsMut::new(&mut bytes).set(&hasher, b"x", b"y", b"");
+        let _ = FieldsMut::new(&mut bytes).remove(&hasher, b"x");
+        let _ = FieldsMut::new(&mut [0xff; 3]).set(&hasher, b"x", b"y", b"");
+    }
+}
