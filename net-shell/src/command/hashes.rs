@@ -237,10 +237,7 @@ pub(super) fn rewrite(
             index(ctx, out, key, 0, 0)?;
             return Ok((added, left));
         }
-        // Room for the fields set; deadlines need none on fields not there yet.
-        let empty = Fields::new(&[]);
-        let bytes = indexed_room(edit, empty, &FieldHasher::default());
-        index(ctx, out, key, edit.set.len(), bytes)?;
+        index(ctx, out, key, edit.set.len(), indexed_room(edit))?;
     }
     edit_indexed(ctx, out, key, edit)
 }
@@ -276,21 +273,10 @@ fn rewrite_packed(
     }
 }
 
-/// The entry bytes `edit` may append to indexed hash `index`: each field set, and each field
-/// given a deadline, written again with its value.
-fn indexed_room(edit: &Edit<'_>, index: Fields<'_>, hasher: &FieldHasher) -> usize {
-    let set: usize = edit
-        .set
-        .iter()
-        .map(|(f, v)| fields::entry_len(f, v, &[0; 8]))
-        .sum();
-    let deadlines: usize = edit
-        .deadlines
-        .iter()
-        .filter_map(|(f, _)| index.find(hasher, f))
-        .map(|(f, v, _)| fields::entry_len(f, v, &[0; 8]))
-        .sum();
-    set + deadlines
+/// The entry bytes `edit` may append to an indexed hash: each field set (deadlines change in
+/// place).
+fn indexed_room(edit: &Edit<'_>) -> usize {
+    edit.set.iter().map(|(f, v)| fields::entry_len(f, v)).sum()
 }
 
 /// Writes hash `key` (or none) anew with an index, with room for `more` more fields and
@@ -306,8 +292,8 @@ fn index(
     let hasher = ctx.store.field_hasher();
     let old = ctx.store.get(key, now).unwrap_or_default();
     let hash = Hash::new(old, now, hasher);
-    let (count, used) = hash.raw_entries().fold((0, 0), |(n, b), (f, v, m)| {
-        (n + 1, b + fields::entry_len(f, v, m))
+    let (count, used) = hash.raw_entries().fold((0, 0), |(n, b), (f, v, _)| {
+        (n + 1, b + fields::entry_len(f, v))
     });
     let (slots, len) = fields::capacity_for(count + more, used + bytes);
     let Some(room) = out.spare_for(len) else {
@@ -333,10 +319,7 @@ fn edit_indexed(
     let now = ctx.clock.now;
     let hasher = ctx.store.field_hasher();
     let value = ctx.store.get(key, now).unwrap_or_default();
-    let (more, bytes) = (
-        edit.set.len(),
-        indexed_room(edit, Fields::new(value), &hasher),
-    );
+    let (more, bytes) = (edit.set.len(), indexed_room(edit));
     if !Fields::new(value).has_room(more, bytes) {
         index(ctx, out, key, more, bytes)?;
     }
@@ -372,7 +355,7 @@ fn edit_indexed(
             continue;
         }
         let bytes = at.map(Tick::to_le_bytes);
-        let _ = fields.set_meta(&hasher, field, bytes.as_ref().map_or(&[][..], |b| &b[..]));
+        fields.set_meta(&hasher, field, bytes.as_ref().map_or(&[][..], |b| &b[..]));
     }
     let count = Fields::new(ctx.store.get(key, now).unwrap_or_default()).len();
     if count == 0 {

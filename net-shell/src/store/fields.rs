@@ -15,8 +15,10 @@
 //! power of two of `u32` slots, each 0 (empty), 1 (a removed field's) or the offset of a
 //! field's entry; the slot is chosen by keyed SipHash-1-3 of the field under the store's
 //! [`HashKey`](super::HashKey), so clients cannot choose fields that collide. An entry is a
-//! state byte (1 live, 0 removed), then the field, the value and the deadline (empty or 8
-//! bytes), each after its LEB128 length.
+//! state byte (1 live, 0 removed), the field and the value, each after its LEB128 length, and
+//! the deadline: the last tick the field lives through, 8 bytes little-endian, 0 for none (a
+//! deadline is always after the tick it was set at, so never 0). A deadline is given or taken
+//! in place: a field's time to live costs no byte beyond those 8.
 //!
 //! # Costs
 //!
@@ -24,7 +26,8 @@
 //! and the old entry marked removed. When the room, or the index's slots, run out, the live
 //! entries are written anew into a block with twice the slots they need and half their bytes
 //! again as room ([`capacity_for`]), so each change costs O(1) amortized. A field costs its
-//! bytes, 4 bytes of lengths and state, and 8 to 16 bytes of index.
+//! bytes, 11 bytes of lengths, state and deadline, 8 to 16 bytes of index, and its share of the
+//! room.
 
 use core::hash::Hasher;
 
@@ -43,6 +46,8 @@ const SLOTS: usize = 12;
 const GONE: usize = 16;
 const END: usize = 20;
 const DEAD: usize = 24;
+/// The bytes of a field's deadline in its entry: the tick, or 0 for none.
+const DEADLINE: usize = 8;
 
 /// Whether `value` is in this encoding.
 pub fn is_indexed(value: &[u8]) -> bool {
@@ -73,7 +78,7 @@ pub type Entry<'a> = (&'a [u8], &'a [u8], &'a [u8]);
 /// use net_shell::store::fields::{capacity_for, entry_len, FieldHasher, Fields, FieldsMut, FieldsWriter};
 ///
 /// let hasher = FieldHasher::default();
-/// let (slots, len) = capacity_for(1, entry_len(b"f", b"v", b""));
+/// let (slots, len) = capacity_for(1, entry_len(b"f", b"v"));
 /// let mut bytes = vec![0; len];
 /// let mut writer = FieldsWriter::new(&mut bytes, slots);
 /// writer.push(&hasher, b"f", b"v", b"");
@@ -196,8 +201,7 @@ impl<'a> FieldsMut<'a> {
     }
 
     /// Whether `fields` more fields and `bytes` more bytes of entries fit without writing the
-    /// hash anew (then every [`set`](Self::set) and [`set_meta`](Self::set_meta) of them
-    /// succeeds).
+    /// hash anew (then every [`set`](Self::set) of them succeeds).
     pub fn has_room(&self, fields: usize, bytes: usize) -> bool {
         Fields::new(self.bytes).has_room(fields, bytes)
     }
@@ -207,37 +211,21 @@ impl<'a> FieldsMut<'a> {
         Fields::new(self.bytes).find(hasher, field)
     }
 
-    /// Gives `field` (if there) deadline bytes `meta`, keeping its value: `Some(true)` if it
-    /// was there, `Some(false)` if not; `None` (nothing changed) if the hash has no room.
-    pub fn set_meta(&mut self, hasher: &FieldHasher, field: &[u8], meta: &[u8]) -> Option<bool> {
-        let Probe::Found { slot, offset } = probe(self.bytes, hasher.hash(field), field) else {
-            return Some(false);
+    /// Gives `field` (if there) deadline bytes `meta` (empty: none), in place, keeping its
+    /// value; whether it was there.
+    pub fn set_meta(&mut self, hasher: &FieldHasher, field: &[u8], meta: &[u8]) -> bool {
+        let Probe::Found { offset, .. } = probe(self.bytes, hasher.hash(field), field) else {
+            return false;
         };
-        let (_, (f, v, old_meta), next) = read_entry(self.bytes, offset)?;
-        let old_volatile = !old_meta.is_empty();
-        let need = entry_len(f, v, meta);
-        // Where the value's bytes end, in the old entry.
-        let value_end = next - old_meta.len() - leb_len(old_meta.len());
-        if old_meta.len() == meta.len() {
-            self.bytes
-                .get_mut(next - meta.len()..next)?
-                .copy_from_slice(meta);
-            return Some(true);
-        }
-        let end = read_u32(self.bytes, END);
-        if self.bytes.len().saturating_sub(end) < need {
-            return None;
-        }
-        // The new entry: state, field and value as they are, then the new deadline bytes.
-        let kept = value_end - offset;
-        self.bytes.copy_within(offset..value_end, end);
-        write_part(self.bytes.get_mut(end + kept..end + need)?, meta);
-        self.kill(offset, next);
-        self.set_u32(slot_at(slot), end);
-        self.set_u32(END, end + need);
+        let Some((_, (_, _, old_meta), next)) = read_entry(self.bytes, offset) else {
+            return false;
+        };
         let volatile = read_u32(self.bytes, VOLATILE) + usize::from(!meta.is_empty());
-        self.set_u32(VOLATILE, volatile - usize::from(old_volatile));
-        Some(true)
+        self.set_u32(VOLATILE, volatile - usize::from(!old_meta.is_empty()));
+        if let Some(at) = self.bytes.get_mut(next - DEADLINE..next) {
+            write_deadline(at, meta);
+        }
+        true
     }
 
     /// Sets `field` to `value` with deadline bytes `meta`: `Some(true)` if it was added,
@@ -249,7 +237,7 @@ impl<'a> FieldsMut<'a> {
         value: &[u8],
         meta: &[u8],
     ) -> Option<bool> {
-        let need = entry_len(field, value, meta);
+        let need = entry_len(field, value);
         let end = read_u32(self.bytes, END);
         let room = self.bytes.len().saturating_sub(end);
         match probe(self.bytes, hasher.hash(field), field) {
@@ -378,13 +366,8 @@ pub const fn capacity_for(fields: usize, bytes: usize) -> (usize, usize) {
 }
 
 /// The bytes of an entry.
-pub const fn entry_len(field: &[u8], value: &[u8], meta: &[u8]) -> usize {
-    1 + leb_len(field.len())
-        + field.len()
-        + leb_len(value.len())
-        + value.len()
-        + leb_len(meta.len())
-        + meta.len()
+pub const fn entry_len(field: &[u8], value: &[u8]) -> usize {
+    1 + leb_len(field.len()) + field.len() + leb_len(value.len()) + value.len() + DEADLINE
 }
 
 /// The bytes of a hash's live entries (what [`capacity_for`] takes).
@@ -407,9 +390,18 @@ const fn leb_len(len: usize) -> usize {
 fn write_entry(room: &mut [u8], field: &[u8], value: &[u8], meta: &[u8]) {
     room[0] = 1;
     let mut at = 1;
-    for part in [field, value, meta] {
+    for part in [field, value] {
         write_part(&mut room[at..], part);
         at += leb_len(part.len()) + part.len();
+    }
+    write_deadline(&mut room[at..at + DEADLINE], meta);
+}
+
+/// Writes deadline bytes `meta` (empty: none, written as 0) into `room`.
+fn write_deadline(room: &mut [u8], meta: &[u8]) {
+    match <[u8; DEADLINE]>::try_from(meta) {
+        Ok(at) => room.copy_from_slice(&at),
+        Err(_) => room.fill(0),
     }
 }
 
@@ -440,8 +432,15 @@ fn read_entry(bytes: &[u8], at: usize) -> Option<(bool, Entry<'_>, usize)> {
         next = start + len;
         Some(bytes)
     };
-    let entry = (part()?, part()?, part()?);
-    Some((live, entry, next))
+    let (field, value) = (part()?, part()?);
+    let deadline = bytes.get(next..next.checked_add(DEADLINE)?)?;
+    // No deadline is stored as 0 (a real one is always past the tick it was set at).
+    let meta = if deadline.iter().all(|&b| b == 0) {
+        &deadline[..0]
+    } else {
+        deadline
+    };
+    Some((live, (field, value, meta), next + DEADLINE))
 }
 
 fn read_len(bytes: &[u8]) -> Option<(usize, usize)> {
@@ -481,7 +480,7 @@ mod tests {
 
     /// Writes the model's fields anew (what the commands do when room runs out).
     fn written(model: &HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)>, hasher: &FieldHasher) -> Vec<u8> {
-        let bytes = model.iter().map(|(f, (v, m))| entry_len(f, v, m)).sum();
+        let bytes = model.iter().map(|(f, (v, _))| entry_len(f, v)).sum();
         let (slots, len) = capacity_for(model.len(), bytes);
         let mut buf = vec![0; len];
         let mut writer = FieldsWriter::new(&mut buf, slots);
@@ -509,10 +508,10 @@ mod tests {
                     .get_mut(&field)
                     .map(|(_, m)| *m = meta.clone())
                     .is_some();
-                if FieldsMut::new(&mut bytes).set_meta(&hasher, &field, &meta) != Some(there) {
-                    bytes = written(&model, &hasher);
-                    rewrites += 1;
-                }
+                assert_eq!(
+                    FieldsMut::new(&mut bytes).set_meta(&hasher, &field, &meta),
+                    there
+                );
             } else if (seed >> 40) % 4 == 0 {
                 let was = model.remove(&field).is_some();
                 assert_eq!(FieldsMut::new(&mut bytes).remove(&hasher, &field), was);

@@ -389,6 +389,7 @@ impl<'a> Store<'a> {
 
     /// The keyed hash that places a large hash's fields in its index ([`fields`]): the
     /// store's [`HashKey`], so clients cannot choose fields that collide.
+    #[cfg(feature = "hashes")]
     pub(crate) const fn field_hasher(&self) -> fields::FieldHasher {
         fields::FieldHasher(self.hash_key.0)
     }
