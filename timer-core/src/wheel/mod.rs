@@ -367,12 +367,33 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// `reschedule`, then needs fewer registers saved around it.
     #[inline(never)]
     fn reschedule_in_blocks(&mut self, index: u32, old: Tick, deadline: Tick) {
-        if self.make_room() {
+        if !self.make_room() {
+            self.keep_place(index, old);
+            return;
+        }
+        let (list, level) = self.home(old);
+        if level < LEVELS && same_slot(level, old, deadline) {
+            // Staying in its level slot: a new cell at the back of the same list, whose live
+            // count and slot bit stay as they are.
+            let cells = self.nodes.cells_mut();
+            match self.lists[list].push_back(cells, &mut self.blocks, index) {
+                Some(at) => cells.relocate(index, at),
+                // `make_room` went first.
+                None => self.keep_place(index, old),
+            }
+        } else {
             self.unfile_blocks(old);
             self.file(index, deadline);
-        } else if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
-            // Unreachable (a wheel's block size leaves room for every timer it holds); the timer
-            // keeps its old place rather than being lost.
+        }
+    }
+
+    /// Puts back the deadline `old` of timer `index` when a reschedule finds no room: the
+    /// timer keeps its place rather than being lost.
+    #[cold]
+    fn keep_place(&mut self, index: u32, old: Tick) {
+        // Unreachable (a wheel's block size leaves room for every timer it holds).
+        debug_assert!(false, "timer-core: no room to reschedule a timer");
+        if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
             node.set_deadline(old);
         }
     }
