@@ -34,9 +34,9 @@ pub(super) struct Entry {
     pub(super) used: bool,
     /// What the value holds.
     pub(super) kind: super::ValueKind,
-    /// Next entry in the same hash bucket.
+    /// Next entry in the same hash bucket. (The key's hash is not kept: 4 bytes a key. It is
+    /// hashed again from the pool where a bucket splits, or the key goes.)
     pub(super) next: u32,
-    pub(super) hash: u32,
     /// Pool offset of `key ++ value`.
     pub(super) offset: u32,
     pub(super) key_len: u32,
@@ -55,7 +55,6 @@ impl Entry {
         used: false,
         kind: super::ValueKind::String,
         next: NIL,
-        hash: 0,
         offset: 0,
         key_len: 0,
         value_len: 0,
@@ -173,6 +172,13 @@ impl<'a> Buckets<'a> {
     }
 }
 
+/// `key`'s hash under `hash_key`: keyed SipHash-1-3, its low 32 bits.
+fn key_hash(hash_key: &super::HashKey, key: &[u8]) -> u32 {
+    let mut hasher = SipHasher13::new_with_key(&hash_key.0);
+    hasher.write(key);
+    hasher.finish() as u32
+}
+
 impl Store<'_> {
     pub(super) fn insert_new(&mut self, key: &[u8], value: &[u8]) -> Result<u32, StoreError> {
         let index = self.vacant_slot().ok_or(StoreError::KeysFull)?;
@@ -194,7 +200,6 @@ impl Store<'_> {
         let entry = Entry {
             used: true,
             next: self.buckets.head(bucket),
-            hash,
             offset,
             key_len: key.len() as u32,
             value_len: value.len() as u32,
@@ -219,9 +224,12 @@ impl Store<'_> {
     /// `key`'s hash under the store's [`HashKey`](super::HashKey): keyed SipHash-1-3 (what Rust's `HashMap` uses
     /// against hash flooding), its low 32 bits.
     pub(super) fn hash(&self, key: &[u8]) -> u32 {
-        let mut hasher = SipHasher13::new_with_key(&self.hash_key.0);
-        hasher.write(key);
-        hasher.finish() as u32
+        key_hash(&self.hash_key, key)
+    }
+
+    /// The key of entry `entry`, from the pool.
+    fn key_of(&self, entry: &Entry) -> &[u8] {
+        self.pool.slice(entry.offset, entry.key_len as usize)
     }
 
     pub(super) fn find(&self, key: &[u8]) -> Option<u32> {
@@ -229,10 +237,7 @@ impl Store<'_> {
         let mut at = self.buckets.head(self.buckets.of(hash));
         while at != NIL {
             let entry = self.entry(at)?;
-            if entry.hash == hash
-                && entry.key_len as usize == key.len()
-                && self.pool.slice(entry.offset, key.len()) == key
-            {
+            if entry.key_len as usize == key.len() && self.key_of(entry) == key {
                 return Some(at);
             }
             at = entry.next;
@@ -250,7 +255,7 @@ impl Store<'_> {
             self.account_timers(capacity);
         }
         // Unlink from the bucket chain.
-        let bucket = self.buckets.of(entry.hash);
+        let bucket = self.buckets.of(self.hash(self.key_of(&entry)));
         if self.buckets.head(bucket) == index {
             self.buckets.set_head(bucket, entry.next);
         } else {
@@ -294,7 +299,8 @@ impl Store<'_> {
         buckets.set_head(to, NIL);
         while let Some(entry) = self.entries.get_mut(position(at)) {
             let next = entry.next;
-            let (bucket, tail) = if entry.hash as usize & mask == to {
+            let key = self.pool.slice(entry.offset, entry.key_len as usize);
+            let (bucket, tail) = if key_hash(&self.hash_key, key) as usize & mask == to {
                 (to, &mut moved)
             } else {
                 (from, &mut keep)
@@ -369,6 +375,14 @@ impl Store<'_> {
 mod tests {
     use super::super::tests::store;
     use super::super::{HashKey, Store, StoreArrays, StoreMemory, Ttl};
+
+    /// An entry is 28 bytes, 32 with the write stamp (`alloc`): the key table's cost per key
+    /// beside its bucket (4 bytes) and its timer slot.
+    #[test]
+    fn an_entry_takes_28_bytes_32_with_its_write_stamp() {
+        let stamp = if cfg!(feature = "alloc") { 4 } else { 0 };
+        assert_eq!(core::mem::size_of::<super::Entry>(), 28 + stamp);
+    }
 
     #[test]
     fn hash_depends_on_the_hash_key() {

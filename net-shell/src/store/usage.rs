@@ -109,7 +109,7 @@ mod tests {
         }
         let now = u64::from(KEYS);
         let grown = store.memory();
-        assert!(grown.allocated_table > 18_000 * 36, "{grown:?}");
+        assert!(grown.allocated_table > 18_000 * 32, "{grown:?}");
         for n in 0..KEYS {
             let live = n % 3 != 0 || u64::from(n) + 5_000 >= now;
             assert_eq!(store.get(&n.to_le_bytes(), now).is_some(), live, "key {n}");
