@@ -415,7 +415,8 @@ pub enum Step {
     Sleep(u64),
     /// `SCAN cursor <these words>` from cursor 0 until the cursor is 0 again, on each server:
     /// the cursors are each server's own, so the keys met are compared, as a set (each key
-    /// at most once here).
+    /// at most once here). Words `HSCAN key …` scan that hash's fields instead (`HSCAN key
+    /// cursor …`), compared as field-value pairs.
     ScanAll(Vec<Vec<u8>>),
     /// Requests sent together on a connection of the script (0 is the one the other steps
     /// use; others are opened when first named), then `pushed` more replies read after
@@ -875,10 +876,23 @@ fn scan_all(
     options: &[Vec<u8>],
     mut exchange: impl FnMut(Vec<u8>) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<String>, String> {
+    // `HSCAN key …`: the cursor goes after the key, and fields come with their values.
+    let hash = options
+        .first()
+        .filter(|w| w.eq_ignore_ascii_case(b"HSCAN"))
+        .and(options.get(1));
+    let options = if hash.is_some() {
+        &options[2..]
+    } else {
+        options
+    };
     let mut cursor = b"0".to_vec();
     let mut keys = Vec::new();
     for _ in 0..10_000 {
-        let mut args: Vec<&[u8]> = vec![b"SCAN", &cursor];
+        let mut args: Vec<&[u8]> = match hash {
+            Some(key) => vec![b"HSCAN", key, &cursor],
+            None => vec![b"SCAN", &cursor],
+        };
         args.extend(options.iter().map(Vec::as_slice));
         let reply = exchange(crate::sim::encode(&args))?;
         let value = Value::decode(&reply).map(|(v, _)| v);
@@ -888,7 +902,14 @@ fn scan_all(
         let (Some(next), Some(found)) = (parts[0].bytes(), parts[1].items()) else {
             return Err(format!("SCAN answered {}", show(&reply)));
         };
-        keys.extend(found.iter().filter_map(Value::bytes).map(show));
+        if hash.is_some() {
+            keys.extend(found.chunks(2).map(|pair| {
+                let shown: Vec<String> = pair.iter().filter_map(Value::bytes).map(show).collect();
+                shown.join(" = ")
+            }));
+        } else {
+            keys.extend(found.iter().filter_map(Value::bytes).map(show));
+        }
         if next == b"0" {
             return Ok(keys);
         }

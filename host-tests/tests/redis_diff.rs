@@ -1499,6 +1499,15 @@ fn big_hashes() -> Script {
         .run(&[&format!("HSET order {}", pairs(0..600, &short))])
         .differs(Difference::UnorderedPairs, &["HGETALL order"])
         .differs(Difference::Unordered, &["HKEYS order", "HVALS order"])
+        .scan_all("HSCAN order")
+        .scan_all("HSCAN order COUNT 7")
+        .scan_all("HSCAN order COUNT 1000")
+        .scan_all("HSCAN order MATCH f1* COUNT 3")
+        .run(&[
+            "HSCAN order 0 COUNT 0",
+            "HSCAN order x",
+            "HSCAN order 0 MATCH",
+        ])
         .run(&["DEL many order"])
 }
 

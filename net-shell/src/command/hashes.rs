@@ -738,9 +738,11 @@ pub(crate) fn hincrbyfloat(
     }
 }
 
-/// `HSCAN key cursor [MATCH pattern] [COUNT count]`: as Redis 7.0 answers for a hash kept as
-/// a listpack, every field (matching the pattern) with its value and the cursor 0 at once,
-/// whatever the cursor and the count; the options are read as `SCAN` reads them.
+/// `HSCAN key cursor [MATCH pattern] [COUNT count]`, the options read as `SCAN` reads them.
+/// As Redis 7.0 answers: a packed hash (its listpack) whole with the cursor 0, whatever the
+/// cursor and the count; an indexed one (its hash table) a page at a time, at least `count`
+/// fields (10 by default) from the cursor on, in Redis' reverse-binary cursor order
+/// ([`Fields::scan`]), with the cursor to go on from.
 pub(crate) fn hscan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     let cursor_ok = core::str::from_utf8(argv[2])
         .ok()
@@ -760,12 +762,13 @@ pub(crate) fn hscan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         return Ok(After::Continue);
     };
     let mut pattern: Option<&[u8]> = None;
+    let mut count = 10;
     let mut i = 3;
     while i < argv.len() {
         let more = i + 1 < argv.len();
         if super::is(argv[i], "count") && more {
             match parse_i64(argv[i + 1]) {
-                Some(n) if n >= 1 => {}
+                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
                 Some(_) => return error(out, super::SYNTAX),
                 None => return error(out, NOT_INTEGER),
             }
@@ -777,11 +780,54 @@ pub(crate) fn hscan(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWr
         i += 2;
     }
     let wanted = |field: &[u8]| pattern.is_none_or(|p| super::glob::matches(p, field, false));
+    if hash.is_indexed() {
+        return scan_page(hash, argv[2], count, wanted, out);
+    }
     let found = hash.pairs().filter(|(f, _)| wanted(f)).count();
     out.array_header(2)?;
     out.bulk(b"0")?;
     out.array_header(2 * found)?;
     for (field, value) in hash.pairs().filter(|(f, _)| wanted(f)) {
+        out.bulk(field)?;
+        out.bulk(value)?;
+    }
+    Ok(After::Continue)
+}
+
+/// One page of `HSCAN` over indexed `hash` from `cursor` (checked digits, maybe signed: read
+/// as Redis' `strtoul` reads them, a negative one wrapping).
+fn scan_page(
+    hash: Hash<'_>,
+    cursor: &[u8],
+    count: usize,
+    wanted: impl Fn(&[u8]) -> bool,
+    out: &mut ReplyWriter<'_>,
+) -> Reply {
+    let digits = cursor.strip_prefix(b"+").unwrap_or(cursor);
+    let (negative, digits) = match digits.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, digits),
+    };
+    let magnitude = digits.iter().fold(0u64, |n, &d| {
+        n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'))
+    });
+    let cursor = if negative {
+        magnitude.wrapping_neg()
+    } else {
+        magnitude
+    };
+    let now = hash.now;
+    let mut page: Vec<(&[u8], &[u8])> = Vec::new();
+    let next = Fields::new(hash.value).scan(&hash.hasher, cursor, count, |(f, v, m)| {
+        let live = deadline_of(m).is_none_or(|at| at >= now);
+        if live && wanted(f) {
+            page.push((f, v));
+        }
+    });
+    out.array_header(2)?;
+    out.bulk(alloc::format!("{next}").as_bytes())?;
+    out.array_header(2 * page.len())?;
+    for (field, value) in page {
         out.bulk(field)?;
         out.bulk(value)?;
     }

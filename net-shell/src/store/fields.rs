@@ -149,6 +149,57 @@ impl<'a> Fields<'a> {
     }
 }
 
+impl<'a> Fields<'a> {
+    /// A step of a scan over the fields (`HSCAN`): from `cursor` (0 to start), visits home
+    /// slots in Redis' reverse-binary cursor order, giving `each` the entries whose home slot
+    /// it is, until `each` has had `count` entries or `10 * count` slots were visited; the
+    /// cursor to go on from, 0 when the scan is complete. As with Redis' `dictScan`, a field
+    /// present from the scan's start to its end is given at least once, even if the hash is
+    /// written anew with more or fewer slots between steps (a field is found from its home slot,
+    /// `hash & (slots - 1)`, and slots are a power of two); some may be given twice.
+    pub fn scan(
+        &self,
+        hasher: &FieldHasher,
+        cursor: u64,
+        count: usize,
+        mut each: impl FnMut(Entry<'a>),
+    ) -> u64 {
+        let slots = read_u32(self.bytes, SLOTS);
+        if slots == 0 || !slots.is_power_of_two() {
+            return 0;
+        }
+        let mask = (slots - 1) as u64;
+        let (mut cursor, mut given, mut visited) = (cursor, 0, 0);
+        loop {
+            let home = (cursor & mask) as usize;
+            let mut i = home;
+            // The entries of `home` lie in the run of used slots from it.
+            for _ in 0..slots {
+                match read_u32(self.bytes, slot_at(i)) as u32 {
+                    EMPTY => break,
+                    REMOVED => {}
+                    offset => {
+                        if let Some((_, entry, _)) = read_entry(self.bytes, offset as usize) {
+                            if hasher.hash(entry.0) as usize & (slots - 1) == home {
+                                each(entry);
+                                given += 1;
+                            }
+                        }
+                    }
+                }
+                i = (i + 1) & (slots - 1);
+            }
+            // Redis' cursor step: increment the reversed bits above the mask.
+            cursor |= !mask;
+            cursor = cursor.reverse_bits().wrapping_add(1).reverse_bits();
+            visited += 1;
+            if cursor == 0 || given >= count || visited >= count.saturating_mul(10) {
+                return cursor;
+            }
+        }
+    }
+}
+
 /// What probing the index for a field found.
 enum Probe {
     /// Its entry, at slot `slot`.
@@ -537,6 +588,48 @@ mod tests {
             assert_eq!(model.get(f), Some(&(v.to_vec(), m.to_vec())));
         }
         assert!(rewrites < 200, "{rewrites} rewrites");
+    }
+
+    #[test]
+    fn a_scan_gives_every_field_present_throughout_across_rewrites() {
+        let hasher = FieldHasher([3; 16]);
+        let mut model: HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)> = (0..300)
+            .map(|i| {
+                (
+                    std::format!("a{i}").into_bytes(),
+                    (b"v".to_vec(), Vec::new()),
+                )
+            })
+            .collect();
+        let kept: Vec<Vec<u8>> = model.keys().cloned().collect();
+        let mut bytes = written(&model, &hasher);
+        let mut seen = std::collections::HashSet::new();
+        let (mut cursor, mut steps, mut n) = (0, 0, 0);
+        loop {
+            let fields = Fields::new(&bytes);
+            cursor = fields.scan(&hasher, cursor, 10, |(f, _, _)| {
+                seen.insert(f.to_vec());
+            });
+            steps += 1;
+            if cursor == 0 {
+                break;
+            }
+            // Between steps the hash grows (more slots) or shrinks (fewer).
+            for _ in 0..40 {
+                n += 1;
+                let field = std::format!("b{n}").into_bytes();
+                if steps % 4 == 3 {
+                    model.remove(&std::format!("b{}", n / 2).into_bytes());
+                } else {
+                    model.insert(field, (b"w".to_vec(), Vec::new()));
+                }
+            }
+            bytes = written(&model, &hasher);
+        }
+        assert!(steps > 5, "{steps} steps");
+        for field in &kept {
+            assert!(seen.contains(field), "{field:?} not given");
+        }
     }
 
     #[test]
