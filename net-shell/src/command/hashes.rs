@@ -217,7 +217,9 @@ fn edit_room(edit: &Edit<'_>) -> usize {
 /// Applies `edit` to hash `key`: a packed hash is written anew through the reply buffer's
 /// spare room (and given an index if it passes Redis' thresholds), an indexed one is changed
 /// in place (written anew first, larger, if the whole edit would not fit: a refusal changes
-/// nothing). An empty result deletes the key. `Ok`: the fields added and the fields left.
+/// nothing). An empty result deletes the key. `Ok`: the fields added and the fields left (0
+/// exactly when no live field is; an indexed hash counts fields past their deadline that its
+/// timer has not removed yet).
 pub(super) fn rewrite(
     ctx: &mut Context<'_, '_>,
     out: &mut ReplyWriter<'_>,
@@ -362,8 +364,13 @@ fn edit_indexed(
         ctx.store.delete(key, now);
         return Ok((added, 0));
     }
-    let hash = ctx.hash(key).ok().flatten();
-    Ok((added, hash.map_or(0, Hash::len)))
+    // Whether a live field is left, without counting them: the first one found will do.
+    let live = ctx
+        .hash(key)
+        .ok()
+        .flatten()
+        .is_some_and(|hash| hash.pairs().next().is_some());
+    Ok((added, if live { count } else { 0 }))
 }
 
 /// What a sweep of a hash's fields did.
@@ -916,8 +923,10 @@ pub(crate) fn hrandfield(
             return Err(crate::resp::WriteFull);
         }
         out.array_header(n * per)?;
+        // Gathered once: each draw is then O(1), not a walk of the hash.
+        let pairs: Vec<(&[u8], &[u8])> = hash.pairs().collect();
         for _ in 0..n {
-            if let Some(pair) = hash.pairs().nth(draw(len)) {
+            if let Some(&pair) = pairs.get(draw(len)) {
                 write_pair(out, pair)?;
             }
         }
