@@ -126,15 +126,6 @@ impl List {
         }
     }
 
-    /// Moves `index`, which must be on this list, to the back.
-    #[inline]
-    pub(crate) fn move_to_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
-        if index != self.tail {
-            self.unlink(links, index);
-            self.push_back(links, index);
-        }
-    }
-
     pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {
         let head = self.head(links)?;
         self.unlink(links, head);
@@ -219,22 +210,6 @@ mod tests {
         list.unlink(&mut t, 3);
         list.unlink(&mut t, 5);
         assert_eq!(collect(&mut list, &mut t)[..3], [2, 4, NIL]);
-    }
-
-    #[test]
-    fn move_to_back_from_head_middle_and_tail() {
-        let mut t = Table::new([0; 9]);
-        let mut list = List::EMPTY;
-        for i in 1..=4 {
-            list.push_back(&mut t, i);
-        }
-        for i in [1, 3, 2, 2] {
-            list.move_to_back(&mut t, i);
-        }
-        assert_eq!(collect(&mut list, &mut t)[..5], [4, 1, 3, 2, NIL]);
-        list.push_back(&mut t, 5);
-        list.move_to_back(&mut t, 5);
-        assert_eq!(collect(&mut list, &mut t)[..2], [5, NIL]);
     }
 
     #[test]

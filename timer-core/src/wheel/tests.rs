@@ -295,8 +295,7 @@ fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compac
     );
 }
 
-/// The same run on linked lists, where most reschedules stay in their level slot and only move
-/// to the back of the list they are on.
+/// The same run on linked lists.
 #[test]
 fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
     let wheel = TimerWheelOn::with_storage((0..CAPACITY).map(|_| WheelSlot::new()).collect());
