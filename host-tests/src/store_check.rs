@@ -308,6 +308,44 @@ pub fn check_store_ops(input: &StoreInput) -> Coverage {
     check_input::<FUZZ_KEYS, FUZZ_BYTES>(input)
 }
 
+/// Key capacity of the store the `store_shrink` fuzz target drives: more than one timer segment.
+pub const GROWN_KEYS: usize = 2_048;
+/// Pool bytes of that store.
+pub const GROWN_BYTES: usize = 64 << 10;
+/// Numbered keys with a deadline it holds before the input's ops: past its first timer
+/// segment ([`ONE_TIMER_SEGMENT`]), so the input's deletes, sweeps and clears shrink it while
+/// keys expire (their deadlines are 1,000 to 2,099).
+pub const GROWN_PRELUDE: u16 = 1_100;
+
+/// Runs `input` on a store of [`GROWN_KEYS`] keys over a [`GROWN_BYTES`]-byte pool that first
+/// takes [`GROWN_PRELUDE`] numbered keys with deadlines (empty values, at time 0, under limits
+/// of 16 and 64 bytes), then the input's limits and ops: the key timers have outgrown their
+/// first segment, so the table gives back timer segments as well as entries and buckets.
+///
+/// # Panics
+///
+/// When the store and the model disagree.
+pub fn check_grown_store_ops(input: &StoreInput) -> Coverage {
+    let mut run = Run::<GROWN_KEYS, GROWN_BYTES>::new(input.seed, 16, 64);
+    for n in 0..GROWN_PRELUDE {
+        let set = Op::Set {
+            key: KeySpec::Numbered(n),
+            value: ValueSpec::Empty,
+            ttl: TtlSpec::At(When::Later(1_000 + n)),
+        };
+        run.step(Step::Stay, &set);
+    }
+    let limits = Op::SetLimits {
+        max_key: input.max_key,
+        max_value: input.max_value,
+    };
+    run.step(Step::Stay, &limits);
+    for (step, op) in input.steps.iter().take(MAX_FUZZ_STEPS) {
+        run.step(*step, op);
+    }
+    run.finish()
+}
+
 /// Runs `input` on a fresh store of `KEYS` keys over a `BYTES`-byte pool.
 ///
 /// # Panics

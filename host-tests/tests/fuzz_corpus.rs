@@ -108,6 +108,15 @@ fn store_ops_corpus_matches_the_model() {
 }
 
 #[test]
+fn store_shrink_corpus_matches_the_model() {
+    replay("store_shrink", |bytes| {
+        decode::<store_check::StoreInput>(bytes)
+            .map(|input| store_check::check_grown_store_ops(&input))
+            .is_some()
+    });
+}
+
+#[test]
 fn list_ops_corpus_matches_the_model() {
     replay("list_ops", |bytes| {
         decode::<list_check::ListInput>(bytes)

@@ -20,8 +20,8 @@
 use host_tests::property::{self, Cases, Draw};
 
 use host_tests::store_check::{
-    check_input, Coverage, KeySpec, Op, Run, Step, StoreInput, TtlSpec, ValueSpec, When,
-    FUZZ_BYTES, FUZZ_KEYS, ONE_TIMER_SEGMENT,
+    check_grown_store_ops, check_input, Coverage, KeySpec, Op, Run, Step, StoreInput, TtlSpec,
+    ValueSpec, When, FUZZ_BYTES, FUZZ_KEYS, MAX_FUZZ_STEPS, ONE_TIMER_SEGMENT,
 };
 use rand::Rng;
 
@@ -363,4 +363,48 @@ fn growing_store_matches_model_while_it_grows_and_shrinks() {
     ] {
         assert!(count > 0, "no {event} in {coverage:?}");
     }
+}
+
+/// The `store_shrink` fuzz target's store (1,100 keys with deadlines first, past one timer
+/// segment), under the large store's mix of ops on numbered keys but `FLUSHALL`: it shrinks
+/// (its timers move out of the second segment) as keys are deleted and swept.
+#[test]
+fn grown_store_matches_model_while_it_shrinks() {
+    let shape = Shape {
+        steps: MAX_FUZZ_STEPS,
+        numbered: true,
+        tiny: true,
+    };
+    let generate = |rng: &mut Draw<'_>| {
+        let mut steps = Vec::with_capacity(shape.steps);
+        while steps.len() < shape.steps {
+            let op = match op(rng, shape) {
+                Op::Clear => Op::Del {
+                    key: KeySpec::Numbered(rng.random_range(0..1_100)),
+                },
+                op => op,
+            };
+            steps.push((step(rng), op));
+        }
+        StoreInput {
+            seed: rng.random(),
+            max_key: 16,
+            max_value: 64,
+            steps,
+        }
+    };
+    let cases = Cases {
+        count: CASES.div_ceil(250),
+        words: shape.steps * 10,
+    };
+    let mut coverage = Coverage::default();
+    for run in property::check("grown_store", cases, generate, check_grown_store_ops) {
+        coverage.add(&run);
+    }
+    println!("{coverage:?}");
+    assert!(coverage.table_shrinks > 0, "{coverage:?}");
+    assert!(
+        coverage.swept > 0 && coverage.budget_cuts > 0,
+        "{coverage:?}"
+    );
 }
