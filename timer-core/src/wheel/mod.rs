@@ -375,7 +375,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
-    /// Drops every stale cell, keeping the live ones in order: O(cells in use).
+    /// Drops every stale cell, keeping the live ones in order: O(cells in use). Out of line:
+    /// it runs once in many thousand calls, and inlined it makes its callers save registers on
+    /// every call.
+    #[inline(never)]
     fn compact(&mut self) {
         #[cfg(test)]
         {
@@ -440,6 +443,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// it, so with them on the due list the wheel has processed up to `end`. A late poll meets
     /// such slots below the level its timers were filed on; sorting a few timers here costs
     /// less than cascading each through the finer levels, one slot at a time.
+    /// Out of line: the per-tick expiry, which never meets a slot that falls due whole,
+    /// keeps a small `advance`.
+    #[inline(never)]
     fn file_due_whole(&mut self, taken: &mut Chain, end: Tick) -> bool {
         if self.in_blocks() {
             return self.file_due_whole_blocks(taken, end);
