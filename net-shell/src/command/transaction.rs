@@ -175,7 +175,7 @@ pub(crate) fn exec(ctx: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter
         };
         execute(command.as_slice(), ctx, out)?;
         // A command answered from the connection table cannot be one element of an array.
-        #[cfg(feature = "extended-commands")]
+        #[cfg(feature = "client-list")]
         if ctx.clients.take().is_some() {
             out.error("ERR CLIENT LIST and CLIENT KILL cannot run inside a transaction here")?;
         }
