@@ -14,18 +14,19 @@
 //! A push writes into the room at its end and a pop moves the offset: both in place, in
 //! the value's own block, without copying the other elements. When an end has no room left,
 //! the elements are moved to the middle of the block if the block has room to spare, or the
-//! list is written anew into a block half as large again as its elements
-//! ([`capacity_for`]): the copy costs the list's bytes, and the room it leaves takes as many
-//! bytes of pushes to fill, so pushes cost O(their bytes) amortized. Pops that leave the block
-//! more than twice as large as that ([`List::is_oversized`]) shrink it the same way.
+//! list is written anew into a block a quarter as large again as its elements
+//! ([`capacity_for`]): the copy costs the list's bytes, and the room it leaves takes an eighth
+//! of them in pushes at one end to fill, so pushes cost O(their bytes) amortized (about 8
+//! bytes copied per byte pushed). Pops that leave the block more than twice as large as that
+//! ([`List::is_oversized`]) shrink it the same way.
 //!
 //! Redis' quicklist chains 8 KiB listpack nodes instead. A chain of blocks in this pool would
 //! need owners for blocks that are not keys (the pool tells owners when it moves a block) and a
 //! second table for them; one block keeps the store's key table as it is, keeps every byte of
-//! the list under `maxmemory` (the room is part of the value: `MEMORY USAGE` and `INFO memory`
-//! count it), and keeps reads of the middle (`LINDEX`, `LRANGE`) a walk from the nearer end, as
-//! Redis' are. Its cost: a list needs one contiguous block, up to 1.5 times its bytes plus the
-//! room (a 10 MB list in a fragmented pool may find no place, and is refused with `-OOM`), and
+//! the list under `maxmemory` (the room is part of the value, which `INFO memory` counts),
+//! and keeps reads of the middle (`LINDEX`, `LRANGE`) a walk from the nearer end, as
+//! Redis' are. Its cost: a list needs one contiguous block, up to 1.25 times its elements'
+//! bytes (a 10 MB list in a fragmented pool may find no place, and is refused with `-OOM`), and
 //! a list written anew passes through the reply buffer, so its size is bounded by the room
 //! that buffer can have (on a board, its fixed transmit buffer).
 
@@ -227,7 +228,7 @@ impl<'a> ListMut<'a> {
     }
 
     /// Where the elements are once `need` bytes fit at `end`: where they were, or moved to the
-    /// middle of the block if they fit only so and the block keeps room to spare (a quarter
+    /// middle of the block if they fit only so and the block keeps room to spare (an eighth
     /// of the elements' bytes, so that moves stay rare: amortized O(1) a byte pushed).
     fn room_for(
         &mut self,
@@ -245,7 +246,7 @@ impl<'a> ListMut<'a> {
         }
         let used = stop - start;
         let spare = self.bytes.len().checked_sub(HEADER + used + need)?;
-        if spare < (used + need) / 4 {
+        if spare < (used + need) / 8 {
             return None;
         }
         let middle = HEADER + spare / 2 + if end == End::Head { need } else { 0 };
@@ -376,9 +377,10 @@ impl<'b> ListWriter<'b> {
 }
 
 /// The block a list of `used` bytes of encoded elements is written into: the header, the
-/// elements, and half their bytes again (at least 8) as room, split between the two ends.
+/// elements, and a quarter of their bytes again (at least 8) as room, split between the two
+/// ends.
 pub const fn capacity_for(used: usize) -> usize {
-    let room = used / 2;
+    let room = used / 4;
     HEADER + used + if room < MIN_ROOM { MIN_ROOM } else { room }
 }
 
