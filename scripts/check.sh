@@ -59,7 +59,10 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features net-shell/
 
 step "firmware: both boards (the NUCLEO within its flash and RAM), the LAN9118 frame logic and the calendar on the host"
 (cd firmware && cargo build --release)
-(cd firmware && cargo nucleo-build)
+# Panic locations name source files by path: the checkout's is remapped to `.`, so the image and
+# its footprint are the same wherever the repository is cloned.
+remap="target.thumbv7em-none-eabihf.rustflags=[\"--remap-path-prefix=$PWD=.\"]"
+(cd firmware && cargo nucleo-build --config "$remap")
 scripts/footprint.sh
 (cd firmware && cargo nucleo-build --features sntp)
 (cd firmware && cargo test -p lan9118 -p calendar --target x86_64-unknown-linux-gnu)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks the NUCLEO-F429ZI image against its targets: flash (.vector_table + .text + .rodata +
 # .data) at most 96 KiB, static RAM (.data + .bss + .uninit) at most 64 KiB. Prints both and
-# fails when either is over. Run after `cargo nucleo-build` in firmware/ (scripts/check.sh does);
-# an argument names another image.
+# fails when either is over. Run after `cargo nucleo-build` in firmware/ (scripts/check.sh does,
+# with the checkout's path remapped to `.`: panic locations carry source paths, so an image built
+# in a longer path is larger); an argument names another image.
 set -euo pipefail
 cd "$(dirname "$0")/../firmware"
 
