@@ -4,9 +4,9 @@
 use core::num::NonZeroU32;
 
 use super::chain::Cells;
-use crate::arena::{position, Cell, Node, Slot};
+use crate::arena::{position, Arena, Cell, Node, Slot};
 use crate::list::Links;
-use crate::Tick;
+use crate::{Expired, Storage, Tick};
 
 /// A pending timer: what its handle names.
 pub(crate) struct WheelNode<T> {
@@ -75,6 +75,20 @@ impl<T> Cell for WheelSlot<T> {
     #[inline]
     fn slot_mut(&mut self) -> &mut Slot<WheelNode<T>> {
         &mut self.slot
+    }
+}
+
+impl<T, S: Storage<WheelSlot<T>>> Arena<WheelSlot<T>, S> {
+    /// Frees timer `index`, which is on no list any more, and hands it out: the one way the
+    /// wheel builds an [`Expired`].
+    #[inline]
+    pub(super) fn take_wheel_expired(&mut self, index: u32) -> Option<Expired<T>> {
+        let (id, node) = self.release_with_id(index)?;
+        Some(Expired {
+            id,
+            deadline: node.deadline(),
+            value: node.value,
+        })
     }
 }
 

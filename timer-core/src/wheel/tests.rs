@@ -92,6 +92,22 @@ fn time_going_backwards_fires_nothing_new() {
 }
 
 #[test]
+fn expiry_behind_elapsed_stops_at_now_on_the_due_list() {
+    for mut wheel in [
+        TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+        blocks_wheel(8_192),
+    ] {
+        let _ = fire_all(&mut wheel, 1_000);
+        for (deadline, value) in [(900, 2), (700, 1), (950, 3)] {
+            wheel.insert(deadline, value).unwrap();
+        }
+        // All three wait on the due list; an expiry at 800 hands out only the first.
+        assert_eq!(fire_all(&mut wheel, 800), [(700, 1)]);
+        assert_eq!(fire_all(&mut wheel, 1_000), [(900, 2), (950, 3)]);
+    }
+}
+
+#[test]
 fn deadlines_near_max_fire_at_max() {
     let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
     wheel.insert(u64::MAX, 2).unwrap();
