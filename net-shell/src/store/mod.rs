@@ -20,8 +20,11 @@
 //! | `arrays.rs` | [`StoreMemory`], [`StoreArrays`]: the memory a store runs over |
 //! | `chunks.rs` | arrays that grow and shrink in chunks (the table's entries and buckets) |
 //! | `entry_slots.rs` | which entry a new key takes, and which chunks of entries can go |
+//! | `fields.rs` | [`fields`]: a large hash's value, an index over its entries, changed in place |
 //! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash, linear hashing), the free list |
 //! | `key_timers.rs` | [`Ttl`]: deadlines, expiry on access and by timer |
+//! | `list.rs` | [`list`]: a list's value, with room at both ends, changed in place |
+//! | `packed.rs` | [`packed`]: elements packed in one value (a small hash's fields) |
 //! | `timer_segments.rs` | the key timers: timer-core queues, added as volatile keys arrive |
 //! | `usage.rs` | [`MemoryUse`]: what the store's memory holds, and the byte limit |
 
