@@ -29,6 +29,7 @@
 //! bytes, 11 bytes of lengths, state and deadline, 8 to 16 bytes of index, and its share of the
 //! room.
 
+use super::leb128;
 use core::hash::Hasher;
 
 use siphasher::sip::SipHasher13;
@@ -418,7 +419,11 @@ pub const fn capacity_for(fields: usize, bytes: usize) -> (usize, usize) {
 
 /// The bytes of an entry.
 pub const fn entry_len(field: &[u8], value: &[u8]) -> usize {
-    1 + leb_len(field.len()) + field.len() + leb_len(value.len()) + value.len() + DEADLINE
+    1 + leb128::len_of(field.len())
+        + field.len()
+        + leb128::len_of(value.len())
+        + value.len()
+        + DEADLINE
 }
 
 /// The bytes of a hash's live entries (what [`capacity_for`] takes).
@@ -428,22 +433,12 @@ pub fn live_bytes(fields: &Fields<'_>) -> usize {
     written.saturating_sub(read_u32(fields.bytes, DEAD))
 }
 
-const fn leb_len(len: usize) -> usize {
-    let mut bytes = 1;
-    let mut rest = len >> 7;
-    while rest > 0 {
-        bytes += 1;
-        rest >>= 7;
-    }
-    bytes
-}
-
 fn write_entry(room: &mut [u8], field: &[u8], value: &[u8], meta: &[u8]) {
     room[0] = 1;
     let mut at = 1;
     for part in [field, value] {
         write_part(&mut room[at..], part);
-        at += leb_len(part.len()) + part.len();
+        at += leb128::len_of(part.len()) + part.len();
     }
     write_deadline(&mut room[at..at + DEADLINE], meta);
 }
@@ -458,17 +453,7 @@ fn write_deadline(room: &mut [u8], meta: &[u8]) {
 
 /// Writes `part` after its LEB128 length at the start of `room`.
 fn write_part(room: &mut [u8], part: &[u8]) {
-    let mut len = part.len();
-    let mut at = 0;
-    loop {
-        let byte = (len & 0x7f) as u8;
-        len >>= 7;
-        room[at] = if len == 0 { byte } else { byte | 0x80 };
-        at += 1;
-        if len == 0 {
-            break;
-        }
-    }
+    let at = leb128::write(room, part.len());
     room[at..at + part.len()].copy_from_slice(part);
 }
 
@@ -477,7 +462,7 @@ fn read_entry(bytes: &[u8], at: usize) -> Option<(bool, Entry<'_>, usize)> {
     let live = *bytes.get(at)? == 1;
     let mut next = at + 1;
     let mut part = || {
-        let (len, used) = read_len(bytes.get(next..)?)?;
+        let (len, used) = leb128::read(bytes.get(next..)?)?;
         let start = next + used;
         let bytes = bytes.get(start..start.checked_add(len)?)?;
         next = start + len;
@@ -492,17 +477,6 @@ fn read_entry(bytes: &[u8], at: usize) -> Option<(bool, Entry<'_>, usize)> {
         deadline
     };
     Some((live, (field, value, meta), next + DEADLINE))
-}
-
-fn read_len(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut len = 0usize;
-    for (i, &byte) in bytes.iter().enumerate().take(5) {
-        len |= usize::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((len, i + 1));
-        }
-    }
-    None
 }
 
 fn write_u32(bytes: &mut [u8], at: usize, n: usize) {

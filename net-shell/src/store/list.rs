@@ -30,6 +30,8 @@
 //! a list written anew passes through the reply buffer, so its size is bounded by the room
 //! that buffer can have (on a board, its fixed transmit buffer).
 
+use super::leb128;
+
 /// The bytes before the first element's room: count, start, end.
 pub const HEADER: usize = 12;
 /// Room every block keeps beside its elements (so a short list takes a few pushes in place).
@@ -150,7 +152,7 @@ impl<'a> Iterator for Elements<'a> {
         }
         let (start, end) = first(self.rest)?;
         let element = self.rest.get(start..end)?;
-        self.rest = self.rest.get(end + leb_len(end - start)..)?;
+        self.rest = self.rest.get(end + leb128::len_of(end - start)..)?;
         self.left -= 1;
         Some(element)
     }
@@ -167,7 +169,9 @@ impl<'a> DoubleEndedIterator for Elements<'a> {
         }
         let (start, end) = last(self.rest)?;
         let element = self.rest.get(start..end)?;
-        self.rest = self.rest.get(..start.checked_sub(leb_len(end - start))?)?;
+        self.rest = self
+            .rest
+            .get(..start.checked_sub(leb128::len_of(end - start))?)?;
         self.left -= 1;
         Some(element)
     }
@@ -387,23 +391,12 @@ pub const fn capacity_for(used: usize) -> usize {
 /// The bytes one element of `len` bytes takes: its length's LEB128 bytes, its bytes, and its
 /// length's bytes again.
 pub const fn element_len(len: usize) -> usize {
-    2 * leb_len(len) + len
-}
-
-/// The LEB128 bytes of `len`.
-const fn leb_len(len: usize) -> usize {
-    let mut bytes = 1;
-    let mut rest = len >> 7;
-    while rest > 0 {
-        bytes += 1;
-        rest >>= 7;
-    }
-    bytes
+    2 * leb128::len_of(len) + len
 }
 
 /// Writes `element` into `room`, which is [`element_len`] long.
 fn write_element(room: &mut [u8], element: &[u8]) {
-    let n = leb_len(element.len());
+    let n = leb128::len_of(element.len());
     let (front, rest) = room.split_at_mut(n);
     let (bytes, back) = rest.split_at_mut(element.len());
     let mut len = element.len();
@@ -419,15 +412,8 @@ fn write_element(room: &mut [u8], element: &[u8]) {
 
 /// Where the first element of `bytes` starts and ends (its bytes, without its lengths).
 fn first(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut len = 0usize;
-    for (i, &byte) in bytes.iter().enumerate().take(5) {
-        len |= usize::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            let start = i + 1;
-            return Some((start, start.checked_add(len)?));
-        }
-    }
-    None
+    let (len, start) = leb128::read(bytes)?;
+    Some((start, start.checked_add(len)?))
 }
 
 /// Where the last element of `bytes` starts and ends (its bytes, without its lengths).

@@ -23,6 +23,7 @@
 //! | `fields.rs` | [`fields`]: a large hash's value, an index over its entries, changed in place |
 //! | `hash_table.rs` | the key table: entries, hash chains (keyed SipHash, linear hashing), the free list |
 //! | `key_timers.rs` | [`Ttl`]: deadlines, expiry on access and by timer |
+//! | `leb128.rs` | the element lengths the list, packed and hash encodings share |
 //! | `list.rs` | [`list`]: a list's value, with room at both ends, changed in place |
 //! | `packed.rs` | [`packed`]: elements packed in one value (a small hash's fields) |
 //! | `timer_segments.rs` | the key timers: timer-core queues, added as volatile keys arrive |
@@ -34,6 +35,7 @@ mod entry_slots;
 pub mod fields;
 mod hash_table;
 mod key_timers;
+mod leb128;
 pub mod list;
 pub mod packed;
 mod timer_segments;

@@ -5,6 +5,8 @@
 //! and deadlines alternating, as Redis' listpack does for small hashes); lists have their own
 //! encoding, with room at both ends ([`crate::store::list`]).
 
+use super::leb128;
+
 /// A packed sequence, read in place.
 ///
 /// # Examples
@@ -65,7 +67,7 @@ impl<'a> Packed<'a> {
         let body = self.bytes.get(4..).unwrap_or_default();
         let mut at = 0;
         for _ in 0..n.min(self.len()) {
-            let Some((len, used)) = body.get(at..).and_then(read_len) else {
+            let Some((len, used)) = body.get(at..).and_then(leb128::read) else {
                 break;
             };
             at = (at + used + len).min(body.len());
@@ -88,7 +90,7 @@ impl<'a> Iterator for Elements<'a> {
         if self.left == 0 {
             return None;
         }
-        let (len, used) = read_len(self.rest)?;
+        let (len, used) = leb128::read(self.rest)?;
         let element = self.rest.get(used..used.checked_add(len)?)?;
         self.rest = &self.rest[used + len..];
         self.left -= 1;
@@ -120,23 +122,13 @@ impl<'b> PackedWriter<'b> {
     /// Appends `element` (at the tail). The buffer must have room: [`encoded_len`] says how
     /// much (an element past the end is dropped, never written out of bounds).
     pub fn push(&mut self, element: &[u8]) {
-        let mut len = element.len();
+        let len = element.len();
         let need = element_len(len);
         let Some(room) = self.buf.get_mut(self.at..self.at + need) else {
             return;
         };
-        let mut i = 0;
-        loop {
-            let byte = (len & 0x7f) as u8;
-            len >>= 7;
-            if len == 0 {
-                room[i] = byte;
-                break;
-            }
-            room[i] = byte | 0x80;
-            i += 1;
-        }
-        room[i + 1..].copy_from_slice(element);
+        let used = leb128::write(room, len);
+        room[used..].copy_from_slice(element);
         self.at += need;
         self.count += 1;
     }
@@ -167,13 +159,7 @@ impl<'b> PackedWriter<'b> {
 
 /// The bytes one element of `len` bytes takes: its length's LEB128 bytes, then its bytes.
 pub const fn element_len(len: usize) -> usize {
-    let mut bytes = 1;
-    let mut rest = len >> 7;
-    while rest > 0 {
-        bytes += 1;
-        rest >>= 7;
-    }
-    bytes + len
+    leb128::len_of(len) + len
 }
 
 /// The bytes a sequence of these elements takes.
@@ -182,18 +168,6 @@ pub fn encoded_len<'e>(elements: impl IntoIterator<Item = &'e [u8]>) -> usize {
         .into_iter()
         .map(|e| element_len(e.len()))
         .sum::<usize>()
-}
-
-/// A LEB128 length at the start of `bytes`, with the bytes it took.
-fn read_len(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut len = 0usize;
-    for (i, &byte) in bytes.iter().enumerate().take(5) {
-        len |= usize::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Some((len, i + 1));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
