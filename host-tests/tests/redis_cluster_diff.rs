@@ -152,9 +152,9 @@ fn info_counts(reply: &[u8]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-#[ignore = "needs redis-server and redis-cli"]
-fn cluster_replies_match_a_real_redis_cluster() {
+/// A Redis Cluster of three on loopback, with the first node's id and the cluster's topology in
+/// Kvrocks' form (the test fails if redis-server or redis-cli is missing).
+fn real_cluster() -> (RedisCluster, String, String) {
     for program in ["redis-server", "redis-cli"] {
         if !e2e::have(program) {
             e2e::missing(&format!("{program} is not installed"));
@@ -162,6 +162,13 @@ fn cluster_replies_match_a_real_redis_cluster() {
     }
     let cluster = RedisCluster::start(3).expect("a Redis Cluster on loopback");
     let (me, nodes) = cluster.topology_as_kvrocks(0).expect("its topology");
+    (cluster, me, nodes)
+}
+
+#[test]
+#[ignore = "needs redis-server and redis-cli"]
+fn cluster_replies_match_a_real_redis_cluster() {
+    let (cluster, me, nodes) = real_cluster();
     let mut buffers = ServerBuffers::default();
     let mut shell = Shell::start_with(&mut buffers, |config| config.cluster_enabled = true);
     let controller = shell.connect();
@@ -286,13 +293,7 @@ fn ranges_without(slots: &[&str], slot: u16) -> Vec<String> {
 #[test]
 #[ignore = "needs redis-server and redis-cli"]
 fn a_blocked_client_is_redirected_as_by_a_real_redis_cluster() {
-    for program in ["redis-server", "redis-cli"] {
-        if !e2e::have(program) {
-            e2e::missing(&format!("{program} is not installed"));
-        }
-    }
-    let cluster = RedisCluster::start(3).expect("a Redis Cluster on loopback");
-    let (me, nodes) = cluster.topology_as_kvrocks(0).expect("its topology");
+    let (cluster, me, nodes) = real_cluster();
     let lines: Vec<Vec<&str>> = nodes.lines().map(|l| l.split(' ').collect()).collect();
     let mine = lines.iter().find(|l| l[0] == me).expect("my line");
     let other = lines.iter().find(|l| l[0] != me).expect("another master")[0];
