@@ -10,6 +10,10 @@ use crate::Tick;
 /// fills.
 pub(super) const BATCH: usize = 32;
 
+/// Up to this many timers a linked slot is sorted straight into the due list: setting up a
+/// batch costs more than the few steps their insertion takes.
+pub(super) const FEW: usize = 4;
+
 /// Up to [`BATCH`] timers, as their slot numbers and deadlines, in the order they were added.
 pub(super) struct Batch {
     deadlines: [Tick; BATCH],

@@ -10,7 +10,7 @@ mod tests;
 use crate::arena::Arena;
 use crate::list::Links;
 use crate::{Expired, Full, StaleTimer, Storage, Sweep, Tick, TimerId, TimerQueue};
-use batch::{Batch, BATCH};
+use batch::{Batch, BATCH, FEW};
 use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
@@ -453,6 +453,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let Some(tail) = taken.linked().tail() else {
             return false;
         };
+        // Counted first, reading links only: a slot too large to sort cascades without its
+        // deadlines having been read twice. Then its timers and deadlines are gathered, sorted
+        // on the stack and linked onto the due list in order (sorting by insertion into the due
+        // list itself reads a node's deadline at every step).
         let cells = self.nodes.cells();
         let head = cells.next(tail);
         let (mut at, mut count) = (head, 1);
@@ -464,16 +468,36 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             at = cells.next(at);
         }
         self.elapsed = end;
-        // Sorted by insertion from the back: each walk passes only timers of this slot.
+        // `advance` processes a slot only once the due list is empty, so appending keeps it
+        // sorted.
+        debug_assert!(self.lists[DUE].is_empty());
         let mut due = self.lists[DUE].linked();
+        if count <= FEW {
+            // Too few for the batch's set-up to pay: sorted by insertion into the due list.
+            at = head;
+            loop {
+                let next = self.nodes.cells().next(at);
+                due.insert_sorted(self.nodes.cells_mut(), at);
+                if at == tail {
+                    break;
+                }
+                at = next;
+            }
+            self.lists[DUE] = Chain::from_linked(due);
+            return true;
+        }
+        let mut batch = Batch::new();
         at = head;
         loop {
-            let next = self.nodes.cells().next(at);
-            due.insert_sorted(self.nodes.cells_mut(), at);
+            batch.push(at, cells.key(at));
             if at == tail {
                 break;
             }
-            at = next;
+            at = cells.next(at);
+        }
+        batch.sort();
+        for (index, _) in batch.iter() {
+            due.push_back(self.nodes.cells_mut(), index);
         }
         self.lists[DUE] = Chain::from_linked(due);
         true
