@@ -1511,6 +1511,199 @@ fn big_hashes() -> Script {
         .run(&["DEL many order"])
 }
 
+/// Back to Redis 7.0's defaults as built, at the end of each script that changes them (the two
+/// servers live through every script).
+const DEFAULT_ENCODINGS: &str = "CONFIG SET hash-max-listpack-entries 512 hash-max-listpack-value 64 list-max-listpack-size -2 list-compress-depth 0";
+
+/// `CONFIG SET|GET` of the encoding thresholds (hashes: `hash-max-listpack-entries|value`;
+/// lists: `list-max-listpack-size`, `list-compress-depth`) under both of Redis 7.0's names,
+/// and `OBJECT ENCODING` of hashes as the thresholds change: converted when a write passes
+/// them, never when they are lowered or by a delete.
+fn encodings() -> Vec<Script> {
+    let config = Script::new("config: encoding thresholds")
+        .run(&[
+            "CONFIG GET hash-max-listpack-entries",
+            "CONFIG GET hash-max-ziplist-entries",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG GET hash-max-ziplist-value",
+            "CONFIG GET list-max-listpack-size",
+            "CONFIG GET list-max-ziplist-size",
+            "CONFIG GET list-compress-depth",
+            "CONFIG SET hash-max-listpack-entries 4",
+            "CONFIG GET hash-max-ziplist-entries",
+            "CONFIG SET hash-max-ziplist-value 1kb",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-value ''",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-value 8KB",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-value kb",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-value 10g",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-value \"5\\x00junk\"",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET hash-max-listpack-entries -1",
+            "CONFIG SET hash-max-ziplist-entries x",
+            "CONFIG SET hash-max-ziplist-entries 1kb",
+            "CONFIG SET hash-max-listpack-entries ''",
+            "CONFIG SET hash-max-listpack-entries 9223372036854775808",
+            "CONFIG SET hash-max-listpack-entries 9223372036854775807",
+            "CONFIG GET hash-max-listpack-entries",
+            "CONFIG SET hash-max-listpack-value -1",
+            "CONFIG SET hash-max-listpack-value 1.5",
+            "CONFIG SET hash-max-listpack-value \" 5\"",
+            "CONFIG SET hash-max-listpack-value 1kib",
+            "CONFIG SET hash-max-listpack-value 99999999999999999999",
+            "CONFIG SET hash-max-listpack-value 9223372036854775808",
+            "CONFIG SET hash-max-listpack-value 9223372036854775807",
+            "CONFIG GET hash-max-ziplist-value",
+            "CONFIG SET hash-max-listpack-value 20000000000gb",
+            "CONFIG GET hash-max-listpack-value",
+            "CONFIG SET HASH-MAX-ZIPLIST-VALUE abc",
+            "CONFIG SET hash-max-listpack-entries 1 hash-max-ziplist-entries 2",
+            "CONFIG GET hash-max-listpack-entries",
+            "CONFIG SET hash-max-ziplist-entries 5 hash-max-ziplist-entries 6",
+            "CONFIG SET hash-max-listpack-entries 5 HASH-MAX-LISTPACK-ENTRIES 6",
+            "CONFIG SET hash-max-listpack-entries 7 hash-max-listpack-value x",
+            "CONFIG GET hash-max-listpack-entries",
+            "CONFIG SET hash-max-listpack-entries 7 nosuch 1",
+            "CONFIG GET HASH-MAX-ZIPLIST-VALUE hash-max-ziplist-value",
+            "CONFIG SET hash-max-listpack-value 64 hash-max-listpack-entries",
+            "CONFIG SET list-max-listpack-size -5",
+            "CONFIG GET list-max-ziplist-size",
+            "CONFIG SET list-max-ziplist-size 2147483647",
+            "CONFIG GET list-max-listpack-size",
+            "CONFIG SET list-max-ziplist-size -2147483648",
+            "CONFIG GET list-max-listpack-size",
+            "CONFIG SET list-max-ziplist-size 2147483648",
+            "CONFIG SET list-max-listpack-size -2147483649",
+            "CONFIG SET list-max-listpack-size 1kb",
+            "CONFIG SET list-max-listpack-size ''",
+            "CONFIG SET list-compress-depth 2",
+            "CONFIG GET list-compress-depth",
+            "CONFIG SET list-compress-depth -1",
+            "CONFIG SET list-compress-depth 2147483648",
+            "CONFIG SET list-compress-depth x",
+            // Redis reads no digits as 0: for maxmemory, no limit; for the byte limits, too
+            // little.
+            "CONFIG SET maxmemory ''",
+            "CONFIG GET maxmemory",
+            "CONFIG SET proto-max-bulk-len ''",
+            "CONFIG SET client-query-buffer-limit kb",
+            "RPUSH l a b c",
+            "OBJECT ENCODING l",
+            "LRANGE l 0 -1",
+        ])
+        .differs(
+            D::UnorderedPairs,
+            &[
+                "CONFIG GET hash-max-ziplist-value hash-max-listpack-value",
+                "CONFIG GET hash-max-*",
+                "CONFIG GET list-*",
+                "CONFIG GET hash-max-zip*",
+                "CONFIG GET *-ziplist-size",
+            ],
+        )
+        .run(&[DEFAULT_ENCODINGS, "CONFIG GET hash-max-listpack-entries"]);
+    let transitions = Script::new("hashes: encodings at changed thresholds")
+        .run(&[
+            "CONFIG SET hash-max-listpack-entries 4 hash-max-listpack-value 8",
+            "HSET h a 1 b 2 c 3 d 4",
+            "OBJECT ENCODING h",
+            "HSET h d 5",
+            "OBJECT ENCODING h",
+            "HSET h e 5",
+            "OBJECT ENCODING h",
+            "HLEN h",
+            "HSET twice a 1 b 2 a 3 b 4 a 5 b 6",
+            "OBJECT ENCODING twice",
+            "HSET five a 1 b 2 c 3 d 4 e 5",
+            "OBJECT ENCODING five",
+            "HSET v f 12345678",
+            "OBJECT ENCODING v",
+            "HSET v g 123456789",
+            "OBJECT ENCODING v",
+            "HSET w 123456789 x",
+            "OBJECT ENCODING w",
+            "HMSET m a 1 b 123456789",
+            "OBJECT ENCODING m",
+            "HSET dup a 123456789 a 1",
+            "OBJECT ENCODING dup",
+            "HGET dup a",
+            "HINCRBY i n 5",
+            "OBJECT ENCODING i",
+            "HINCRBY i n 12345678",
+            "OBJECT ENCODING i",
+            "HINCRBYFLOAT f n 1.5",
+            "HINCRBYFLOAT f n 0.000001",
+            "OBJECT ENCODING f",
+            "HINCRBYFLOAT f n 0.0000001",
+            "OBJECT ENCODING f",
+            "HSETNX nx longfield1 v",
+            "OBJECT ENCODING nx",
+            "HSET nx2 a 1",
+            "HSETNX nx2 a 123456789",
+            "OBJECT ENCODING nx2",
+            "HSETNX nx2 b 123456789",
+            "OBJECT ENCODING nx2",
+            "HDEL h a b c",
+            "OBJECT ENCODING h",
+            // Lowered thresholds convert nothing already written, nor a delete; any set does.
+            "CONFIG SET hash-max-listpack-entries 512 hash-max-listpack-value 64",
+            "HSET big a 1 b 2 c 3 d 4 e 5 f 6",
+            "HSET big2 a 1 b 2 c 3 d 4 e 5 f 6",
+            "HSET big3 a 1 b 2 c 3 d 4 e 5 f 6",
+            "HSET long a 123456789",
+            "CONFIG SET hash-max-listpack-entries 2 hash-max-listpack-value 4",
+            "OBJECT ENCODING big",
+            "OBJECT ENCODING long",
+            "HDEL big a",
+            "OBJECT ENCODING big",
+            "HGETALL big",
+            "HSETNX big b 9",
+            "OBJECT ENCODING big",
+            "HSET big b 9",
+            "OBJECT ENCODING big",
+            "HINCRBY big2 a 1",
+            "OBJECT ENCODING big2",
+            "HSET long a 1",
+            "OBJECT ENCODING long",
+            "COPY big3 big4",
+            "OBJECT ENCODING big4",
+            "RENAME big3 big5",
+            "OBJECT ENCODING big5",
+            "HGETALL big5",
+            "HDEL big5 a b c d e",
+            "OBJECT ENCODING big5",
+            "HSET big5 g 7",
+            "OBJECT ENCODING big5",
+            // Thresholds of 0: any field makes a hash table; an empty field and value fit 0.
+            "CONFIG SET hash-max-listpack-entries 0",
+            "HSET zero a 1",
+            "OBJECT ENCODING zero",
+            "CONFIG SET hash-max-listpack-entries 512 hash-max-listpack-value 0",
+            "HSET empty '' ''",
+            "OBJECT ENCODING empty",
+            "HSET empty a ''",
+            "OBJECT ENCODING empty",
+        ])
+        .scan_all("HSCAN empty")
+        .run(&[
+            // Raised again: a hash table stays one.
+            "CONFIG SET hash-max-listpack-entries 1000 hash-max-listpack-value 1000",
+            "OBJECT ENCODING h",
+            "HSET h z 1",
+            "OBJECT ENCODING h",
+            "HSET raised a 123456789012",
+            "OBJECT ENCODING raised",
+            "HSCAN raised 0",
+            DEFAULT_ENCODINGS,
+        ])
+        .differs(D::UnorderedPairs, &["HGETALL h", "HGETALL empty"]);
+    vec![config, transitions]
+}
+
 /// Blocking pops: served at once, served later by pushes from another connection (first
 /// come, first served, per key), timing out, refused, inside `MULTI`, and their events.
 fn blocking_pops() -> Vec<Script> {
@@ -2209,6 +2402,7 @@ fn net_shell_answers_as_redis_does() {
     scripts.extend(lists());
     scripts.extend(blocking_pops());
     scripts.extend(hashes());
+    scripts.extend(encodings());
     scripts.extend(pubsub());
     scripts.extend(keyspace_events());
     scripts.extend(cluster_disabled());

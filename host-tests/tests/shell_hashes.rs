@@ -796,3 +796,68 @@ fn a_hash_timer_expires_each_field_at_its_tick() {
     assert_eq!(events_heard(&mut sim, listener), ["hexpired"]);
     assert_eq!(fields_at(&mut sim), 1);
 }
+
+/// `hash-max-listpack-entries|value` decide `OBJECT ENCODING` as in Redis 7.0: a write that
+/// passes them gives a hash an index for good; lowering them, or a delete, changes no hash
+/// already written. (The same transitions are compared with Redis byte for byte in
+/// `redis_diff`; this runs without a `redis-server`.)
+#[test]
+fn hash_encoding_follows_the_configured_thresholds() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim: Sim<4, 16, 65536> = Sim::new(&mut buffers, Timeouts::DEFAULT);
+    let c = sim.connect_ready();
+    let encoding = |sim: &mut Sim<4, 16, 65536>, key: &str| match sim
+        .request(c, &["OBJECT", "ENCODING", key])
+    {
+        Reply::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let set = |sim: &mut Sim<4, 16, 65536>, args: &[&str]| {
+        let mut line = vec!["CONFIG", "SET"];
+        line.extend_from_slice(args);
+        assert_eq!(sim.request(c, &line), Reply::ok(), "{args:?}");
+    };
+    set(
+        &mut sim,
+        &[
+            "hash-max-ziplist-entries",
+            "3",
+            "hash-max-listpack-value",
+            "4",
+        ],
+    );
+    sim.request(c, &["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+    assert_eq!(encoding(&mut sim, "h"), "listpack");
+    sim.request(c, &["HSET", "h", "d", "4"]);
+    assert_eq!(encoding(&mut sim, "h"), "hashtable");
+    // A field given twice is one field.
+    sim.request(c, &["HSET", "t", "a", "1", "b", "2", "a", "3", "b", "4"]);
+    assert_eq!(encoding(&mut sim, "t"), "listpack");
+    sim.request(c, &["HSET", "v", "a", "12345"]);
+    assert_eq!(encoding(&mut sim, "v"), "hashtable");
+    sim.request(c, &["HINCRBY", "i", "n", "1234"]);
+    assert_eq!(encoding(&mut sim, "i"), "listpack");
+    sim.request(c, &["HINCRBY", "i", "n", "10000"]);
+    assert_eq!(encoding(&mut sim, "i"), "hashtable");
+
+    sim.request(c, &["HSET", "low", "a", "1", "b", "2", "c", "3"]);
+    set(&mut sim, &["hash-max-listpack-entries", "1"]);
+    assert_eq!(
+        encoding(&mut sim, "low"),
+        "listpack",
+        "lowering converts nothing"
+    );
+    sim.request(c, &["HDEL", "low", "a"]);
+    assert_eq!(encoding(&mut sim, "low"), "listpack", "nor does a delete");
+    assert_eq!(sim.request(c, &["HSETNX", "low", "b", "9"]), Reply::Int(0));
+    assert_eq!(
+        encoding(&mut sim, "low"),
+        "listpack",
+        "nor an HSETNX that sets nothing"
+    );
+    sim.request(c, &["HSET", "low", "b", "9"]);
+    assert_eq!(encoding(&mut sim, "low"), "hashtable", "a write does");
+    set(&mut sim, &["hash-max-listpack-entries", "512"]);
+    sim.request(c, &["HDEL", "low", "b"]);
+    assert_eq!(encoding(&mut sim, "low"), "hashtable", "an index stays");
+}

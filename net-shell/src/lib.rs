@@ -39,7 +39,7 @@ pub use server::{
 };
 #[cfg(feature = "sntp")]
 pub use server::{ClockSync, SntpMemory};
-pub use settings::{Capacity, Settings, Timeouts};
+pub use settings::{Capacity, HashPacking, ListNodes, Settings, Timeouts};
 pub use smoltcp;
 #[cfg(feature = "extended-commands")]
 pub use stats::CommandStats;

@@ -16,6 +16,12 @@ pub struct Settings {
     /// Which keyspace events are published (`notify-keyspace-events`; none by default).
     #[cfg(feature = "pubsub")]
     pub keyspace_events: crate::pubsub::KeyspaceEvents,
+    /// When a hash is kept packed (Redis' `hash-max-listpack-entries` and `-value`).
+    #[cfg(feature = "hashes")]
+    pub hash_packing: HashPacking,
+    /// Redis' `list-max-listpack-size` and `list-compress-depth`, kept only to be reported.
+    #[cfg(feature = "lists")]
+    pub list_nodes: ListNodes,
 }
 
 impl Settings {
@@ -27,7 +33,96 @@ impl Settings {
             capacity: Capacity::ALL,
             #[cfg(feature = "pubsub")]
             keyspace_events: crate::pubsub::KeyspaceEvents::NONE,
+            #[cfg(feature = "hashes")]
+            hash_packing: HashPacking::REDIS,
+            #[cfg(feature = "lists")]
+            list_nodes: ListNodes::REDIS,
         }
+    }
+}
+
+/// When a hash is packed (fields and values one after another, found by a scan: Redis'
+/// `listpack` encoding) and when it is given an index for good (Redis' `hashtable`), as Redis
+/// 7.0 decides: a write that leaves more than `max_fields` fields, or that sets a field or
+/// value longer than `max_len` bytes, indexes a packed hash. Deleting fields, or lowering the
+/// thresholds, changes no hash already written.
+///
+/// # Examples
+///
+/// ```
+/// use net_shell::HashPacking;
+///
+/// let packing = HashPacking::REDIS;
+/// assert!(packing.holds_fields(512) && !packing.holds_fields(513));
+/// assert!(packing.holds_len(64) && !packing.holds_len(65));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct HashPacking {
+    /// The most fields a packed hash has (Redis' `hash-max-listpack-entries`).
+    pub max_fields: u64,
+    /// The longest field or value a packed hash has (Redis' `hash-max-listpack-value`).
+    pub max_len: u64,
+}
+
+impl HashPacking {
+    /// Redis 7.0's defaults as built: 512 fields, 64 bytes (the `redis.conf` it ships sets 128
+    /// fields; a server started without one has 512).
+    pub const REDIS: Self = Self {
+        max_fields: 512,
+        max_len: 64,
+    };
+
+    /// Whether a packed hash may have `fields` fields.
+    pub const fn holds_fields(&self, fields: usize) -> bool {
+        fields as u64 <= self.max_fields
+    }
+
+    /// Whether a packed hash may have a field or value of `len` bytes.
+    pub const fn holds_len(&self, len: usize) -> bool {
+        len as u64 <= self.max_len
+    }
+}
+
+impl Default for HashPacking {
+    fn default() -> Self {
+        Self::REDIS
+    }
+}
+
+/// Redis 7.0's quicklist node settings, which `CONFIG GET` reports as set. A list here is one
+/// value of the store, not a chain of nodes, so they change nothing (and Redis 7.0 calls every
+/// list a `quicklist`, whatever they say).
+///
+/// # Examples
+///
+/// ```
+/// let nodes = net_shell::ListNodes::REDIS;
+/// assert_eq!((nodes.max_listpack_size, nodes.compress_depth), (-2, 0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub struct ListNodes {
+    /// Redis' `list-max-listpack-size`: entries per node if positive, else -1 to -5 for 4 KiB
+    /// to 64 KiB nodes.
+    pub max_listpack_size: i32,
+    /// Redis' `list-compress-depth`: nodes left uncompressed at each end (0: none compressed).
+    pub compress_depth: i32,
+}
+
+impl ListNodes {
+    /// Redis 7.0's defaults: 8 KiB nodes (-2), no compression (0).
+    pub const REDIS: Self = Self {
+        max_listpack_size: -2,
+        compress_depth: 0,
+    };
+}
+
+impl Default for ListNodes {
+    fn default() -> Self {
+        Self::REDIS
     }
 }
 

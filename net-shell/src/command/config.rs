@@ -48,7 +48,50 @@ enum Kind {
     /// `notify-keyspace-events`: Redis' class letters.
     #[cfg(feature = "pubsub")]
     KeyspaceEvents,
+    /// A whole number elsewhere in [`Settings`] (the hash and list encodings), read as Redis
+    /// reads its numeric parameters and kept within Redis' range for it.
+    #[cfg(feature = "lists")]
+    Number {
+        get: fn(&Settings) -> i64,
+        set: fn(&mut Settings, i64),
+        /// The smallest value accepted.
+        min: i64,
+        /// The largest value accepted.
+        max: i64,
+        /// Read as a memory size (`1kb`), as Redis reads its `MEMORY_CONFIG` parameters.
+        memory: bool,
+    },
 }
+
+/// `hash-max-listpack-entries` and its Redis 7.0 alias: a C `size_t` up to `LONG_MAX`.
+#[cfg(feature = "hashes")]
+const HASH_MAX_FIELDS: Kind = Kind::Number {
+    get: |s| s.hash_packing.max_fields as i64,
+    set: |s, v| s.hash_packing.max_fields = v as u64,
+    min: 0,
+    max: i64::MAX,
+    memory: false,
+};
+
+/// `hash-max-listpack-value` and its alias: a memory size up to `LONG_MAX`.
+#[cfg(feature = "hashes")]
+const HASH_MAX_LEN: Kind = Kind::Number {
+    get: |s| s.hash_packing.max_len as i64,
+    set: |s, v| s.hash_packing.max_len = v as u64,
+    min: 0,
+    max: i64::MAX,
+    memory: true,
+};
+
+/// `list-max-listpack-size` and its alias: a C `int`.
+#[cfg(feature = "lists")]
+const LIST_MAX_SIZE: Kind = Kind::Number {
+    get: |s| i64::from(s.list_nodes.max_listpack_size),
+    set: |s, v| s.list_nodes.max_listpack_size = v as i32,
+    min: i32::MIN as i64,
+    max: i32::MAX as i64,
+    memory: false,
+};
 
 /// What the server was given memory for: the most `maxclients` and `maxmemory` can be.
 #[derive(Clone, Copy)]
@@ -144,6 +187,50 @@ const PARAMS: &[Param] = &[
         name: "notify-keyspace-events",
         kind: Kind::KeyspaceEvents,
     },
+    // Redis 7.0 lists a parameter under its alias too (`CONFIG GET *` shows both), and takes
+    // a value for each in one `CONFIG SET` (the last wins).
+    #[cfg(feature = "hashes")]
+    Param {
+        name: "hash-max-listpack-entries",
+        kind: HASH_MAX_FIELDS,
+    },
+    #[cfg(feature = "hashes")]
+    Param {
+        name: "hash-max-ziplist-entries",
+        kind: HASH_MAX_FIELDS,
+    },
+    #[cfg(feature = "hashes")]
+    Param {
+        name: "hash-max-listpack-value",
+        kind: HASH_MAX_LEN,
+    },
+    #[cfg(feature = "hashes")]
+    Param {
+        name: "hash-max-ziplist-value",
+        kind: HASH_MAX_LEN,
+    },
+    // Kept and reported only: see `ListNodes`.
+    #[cfg(feature = "lists")]
+    Param {
+        name: "list-max-listpack-size",
+        kind: LIST_MAX_SIZE,
+    },
+    #[cfg(feature = "lists")]
+    Param {
+        name: "list-max-ziplist-size",
+        kind: LIST_MAX_SIZE,
+    },
+    #[cfg(feature = "lists")]
+    Param {
+        name: "list-compress-depth",
+        kind: Kind::Number {
+            get: |s| i64::from(s.list_nodes.compress_depth),
+            set: |s, v| s.list_nodes.compress_depth = v as i32,
+            min: 0,
+            max: i32::MAX as i64,
+            memory: false,
+        },
+    },
 ];
 
 /// The least `proto-max-bulk-len` and `client-query-buffer-limit` (Redis' range).
@@ -184,6 +271,12 @@ impl Param {
                 let _ = write!(text, "{}", settings.keyspace_events);
                 out.bulk(text.as_bytes())
             }
+            #[cfg(feature = "lists")]
+            Kind::Number { get, .. } => {
+                let mut text: heapless::String<20> = heapless::String::new();
+                let _ = write!(text, "{}", get(settings));
+                out.bulk(text.as_bytes())
+            }
         }
     }
 
@@ -201,7 +294,10 @@ impl Param {
                     set(&mut settings.timeouts, v as u64);
                     Ok(())
                 }
-                Some(_) => Err(SetError::OutOfRange { min, max }),
+                Some(_) => Err(SetError::OutOfRange {
+                    min: min as i64,
+                    max: max as i64,
+                }),
                 None => Err(SetError::NotAnInteger),
             },
             Kind::ProtectedMode => {
@@ -240,11 +336,11 @@ impl Param {
                 }),
                 Some(_) => Err(SetError::OutOfRange {
                     min: 1,
-                    max: u64::from(u32::MAX),
+                    max: i64::from(u32::MAX),
                 }),
                 None => Err(SetError::NotAnInteger),
             },
-            Kind::MaxMemory => match parse_memory(value) {
+            Kind::MaxMemory => match memtoull(value) {
                 Some(v) if v <= bounds.memory as u64 => {
                     settings.capacity.max_memory = v as usize;
                     Ok(())
@@ -254,7 +350,7 @@ impl Param {
                 }),
                 None => Err(SetError::NotAMemorySize),
             },
-            Kind::Bytes { set, .. } => match parse_memory(value) {
+            Kind::Bytes { set, .. } => match memtoull(value) {
                 Some(v) if v >= MIN_BYTES_LIMIT && v <= i64::MAX as u64 => {
                     set(
                         &mut settings.capacity,
@@ -263,8 +359,8 @@ impl Param {
                     Ok(())
                 }
                 Some(_) => Err(SetError::OutOfRange {
-                    min: MIN_BYTES_LIMIT,
-                    max: i64::MAX as u64,
+                    min: MIN_BYTES_LIMIT as i64,
+                    max: i64::MAX,
                 }),
                 None => Err(SetError::NotAMemorySize),
             },
@@ -273,6 +369,30 @@ impl Param {
                 settings.keyspace_events =
                     crate::pubsub::KeyspaceEvents::parse(value).ok_or(SetError::NotEventClasses)?;
                 Ok(())
+            }
+            #[cfg(feature = "lists")]
+            Kind::Number {
+                set,
+                min,
+                max,
+                memory,
+                ..
+            } => {
+                // Redis keeps a memory size's `unsigned long long` in a `long long`.
+                let parsed = if memory {
+                    memtoull(value).map(|v| v as i64)
+                } else {
+                    parse_i64(value)
+                };
+                match parsed {
+                    Some(v) if (min..=max).contains(&v) => {
+                        set(settings, v);
+                        Ok(())
+                    }
+                    Some(_) => Err(SetError::OutOfRange { min, max }),
+                    None if memory => Err(SetError::NotAMemorySize),
+                    None => Err(SetError::NotAnInteger),
+                }
             }
         }
     }
@@ -285,8 +405,8 @@ enum SetError {
     Immutable,
     NotAnInteger,
     OutOfRange {
-        min: u64,
-        max: u64,
+        min: i64,
+        max: i64,
     },
     NotYesOrNo,
     PasswordTooLong,
@@ -493,6 +613,45 @@ pub fn parse_memory(text: &[u8]) -> Option<u64> {
     number.checked_mul(multiplier)
 }
 
+/// A memory size as `CONFIG SET` reads one (Redis' `memtoull`, quirks included): the text up to
+/// a NUL, digits (none reads as 0), then optionally one of [`parse_memory`]'s units. Digits past
+/// `u64::MAX` read as `u64::MAX`, and the unit's product wraps, as in C. `None`: Redis' "must be
+/// a memory value" (a sign, another unit, anything after it).
+fn memtoull(text: &[u8]) -> Option<u64> {
+    let text = text.split(|&b| b == 0).next().unwrap_or_default();
+    if text.first() == Some(&b'-') {
+        return None;
+    }
+    let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (number, unit) = text.split_at(digits);
+    let multiplier: u64 = if unit.is_empty() || unit.eq_ignore_ascii_case(b"b") {
+        1
+    } else if unit.eq_ignore_ascii_case(b"k") {
+        1000
+    } else if unit.eq_ignore_ascii_case(b"kb") {
+        1024
+    } else if unit.eq_ignore_ascii_case(b"m") {
+        1000 * 1000
+    } else if unit.eq_ignore_ascii_case(b"mb") {
+        1024 * 1024
+    } else if unit.eq_ignore_ascii_case(b"g") {
+        1000 * 1000 * 1000
+    } else if unit.eq_ignore_ascii_case(b"gb") {
+        1024 * 1024 * 1024
+    } else {
+        return None;
+    };
+    // Redis copies the digits into a 128-byte buffer first.
+    if digits >= 128 {
+        return None;
+    }
+    // `strtoull`: saturates at `u64::MAX` (`ERANGE`, which Redis does not look at).
+    let value = number.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    });
+    Some(value.unwrap_or(u64::MAX).wrapping_mul(multiplier))
+}
+
 /// `CONFIG RESETSTAT`: the counters `INFO` shows (stats, `commandstats`, `errorstats`) start
 /// again from zero, as in Redis.
 pub(crate) fn resetstat(
@@ -509,4 +668,113 @@ pub(crate) fn resetstat(
 /// `CONFIG REWRITE`: there is no file, as for a Redis started without one.
 pub(crate) fn rewrite(_: &mut Context<'_, '_>, _: &[&[u8]], out: &mut ReplyWriter<'_>) -> Reply {
     error(out, "ERR The server is running without a config file")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(name: &str) -> &'static Param {
+        PARAMS.iter().find(|p| p.name == name).unwrap()
+    }
+
+    fn set(settings: &mut Settings, name: &str, value: &str) -> Result<(), std::string::String> {
+        let bounds = Bounds {
+            clients: 10,
+            memory: 1 << 20,
+        };
+        param(name)
+            .set_value(settings, value.as_bytes(), bounds)
+            .map_err(|e| std::format!("{e}"))
+    }
+
+    /// What Redis 7.0.15 answered to `CONFIG SET hash-max-listpack-value` and `CONFIG GET`.
+    #[test]
+    fn memtoull_reads_as_redis_reads() {
+        for (text, value) in [
+            ("", Some(0)),
+            ("kb", Some(0)),
+            ("0", Some(0)),
+            ("5", Some(5)),
+            ("1kb", Some(1024)),
+            ("8kB", Some(8192)),
+            ("10G", Some(10_000_000_000)),
+            ("1b", Some(1)),
+            ("9223372036854775807", Some(i64::MAX as u64)),
+            ("99999999999999999999", Some(u64::MAX)),
+            ("20000000000gb", Some(3_028_092_406_290_448_384)),
+            ("5\0junk", Some(5)),
+            ("-1", None),
+            ("1.5", None),
+            (" 5", None),
+            ("5 ", None),
+            ("abc", None),
+            ("1kib", None),
+        ] {
+            assert_eq!(memtoull(text.as_bytes()), value, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn hash_thresholds_take_redis_range_and_errors() {
+        let mut settings = Settings::default();
+        assert_eq!(set(&mut settings, "hash-max-listpack-entries", "7"), Ok(()));
+        assert_eq!(set(&mut settings, "hash-max-ziplist-value", "1kb"), Ok(()));
+        assert_eq!(settings.hash_packing.max_fields, 7);
+        assert_eq!(settings.hash_packing.max_len, 1024);
+        let range = "argument must be between 0 and 9223372036854775807 inclusive";
+        for (name, value, why) in [
+            ("hash-max-listpack-entries", "-1", range),
+            (
+                "hash-max-ziplist-entries",
+                "1kb",
+                "argument couldn't be parsed into an integer",
+            ),
+            (
+                "hash-max-listpack-entries",
+                "9223372036854775808",
+                "argument couldn't be parsed into an integer",
+            ),
+            ("hash-max-listpack-value", "9223372036854775808", range),
+            ("hash-max-listpack-value", "99999999999999999999", range),
+            (
+                "hash-max-listpack-value",
+                "-1",
+                "argument must be a memory value",
+            ),
+        ] {
+            assert_eq!(
+                set(&mut settings, name, value),
+                Err(why.into()),
+                "{name} {value}"
+            );
+        }
+        assert_eq!(
+            settings.hash_packing.max_fields, 7,
+            "a refusal changes nothing"
+        );
+        assert_eq!(settings.hash_packing.max_len, 1024);
+    }
+
+    #[test]
+    fn list_node_settings_take_a_c_int() {
+        let mut settings = Settings::default();
+        assert_eq!(set(&mut settings, "list-max-ziplist-size", "-5"), Ok(()));
+        assert_eq!(settings.list_nodes.max_listpack_size, -5);
+        assert_eq!(
+            set(&mut settings, "list-max-listpack-size", "2147483648"),
+            Err("argument must be between -2147483648 and 2147483647 inclusive".into())
+        );
+        assert_eq!(
+            set(&mut settings, "list-compress-depth", "-1"),
+            Err("argument must be between 0 and 2147483647 inclusive".into())
+        );
+        assert_eq!(set(&mut settings, "list-compress-depth", "2"), Ok(()));
+        assert_eq!(settings.list_nodes, {
+            let mut nodes = crate::ListNodes::REDIS;
+            nodes.max_listpack_size = -5;
+            nodes.compress_depth = 2;
+            nodes
+        });
+    }
 }

@@ -1,10 +1,11 @@
 //! The hash commands (Redis 7.0's `t_hash.c`) over hashes kept as one value each in the
 //! store. A small hash is packed ([`crate::store::packed`]: fields, values and deadlines
 //! alternating, in the order fields were added, as Redis' listpack keeps them), and a change
-//! rewrites it through the reply buffer's spare room. Past Redis' thresholds (more than 512
-//! fields, or a field or value over 64 bytes) it is written for good with an index
-//! ([`crate::store::fields`]), as Redis converts to a hash table, and changed in place: a field
-//! is found, set or removed in O(1). A hash left empty is deleted.
+//! rewrites it through the reply buffer's spare room. Past Redis' thresholds
+//! ([`HashPacking`](crate::HashPacking): by default more than 512 fields, or a field or value
+//! over 64 bytes) it is written for good with an index ([`crate::store::fields`]), as Redis
+//! converts to a hash table, and changed in place: a field is found, set or removed in O(1). A
+//! hash left empty is deleted.
 
 use alloc::vec::Vec;
 
@@ -17,12 +18,6 @@ use crate::store::fields::{self, is_indexed, FieldHasher, Fields, FieldsMut, Fie
 use crate::store::packed::{element_len, Packed, PackedWriter};
 use crate::store::{StoreError, Ttl, ValueKind};
 use timer_core::Tick;
-
-/// Redis 7.0's `hash-max-listpack-entries` as built (512; the `redis.conf` it ships sets
-/// 128): a hash of more fields has an index.
-pub(super) const MAX_PACKED_FIELDS: usize = 512;
-/// Redis' `hash-max-listpack-value`: a hash with a longer field or value has an index.
-pub(super) const MAX_PACKED_LEN: usize = 64;
 
 /// A hash value, read in place at a time `now`: each field with its value and its deadline
 /// (none, or the last tick it lives through). A field past its deadline is not seen (its timer
@@ -215,7 +210,9 @@ fn edit_room(edit: &Edit<'_>) -> usize {
 }
 
 /// Applies `edit` to hash `key`: a packed hash is written anew through the reply buffer's
-/// spare room (and given an index if it passes Redis' thresholds), an indexed one is changed
+/// spare room (and given an index if a field it sets passes the server's
+/// [`HashPacking`](crate::HashPacking) thresholds, as Redis 7.0's `hashTypeTryConversion` and
+/// `hashTypeSet` convert; an edit that sets nothing keeps it packed), an indexed one is changed
 /// in place (written anew first, larger, if the whole edit would not fit: a refusal changes
 /// nothing). An empty result deletes the key. `Ok`: the fields added and the fields left (0
 /// exactly when no live field is; an indexed hash counts fields past their deadline that its
@@ -228,11 +225,12 @@ pub(super) fn rewrite(
 ) -> Result<(usize, usize), Reply> {
     let now = ctx.clock.now;
     let old = ctx.store.get(key, now).unwrap_or_default();
-    let long = |(f, v): &(&[u8], &[u8])| f.len() > MAX_PACKED_LEN || v.len() > MAX_PACKED_LEN;
+    let packing = ctx.settings.hash_packing;
+    let long = |(f, v): &(&[u8], &[u8])| !packing.holds_len(f.len()) || !packing.holds_len(v.len());
     if !is_indexed(old) {
-        if edit.set.len() <= MAX_PACKED_FIELDS && !edit.set.iter().any(long) {
+        if !more_fields_than(edit.set, packing.max_fields) && !edit.set.iter().any(long) {
             let (added, left) = rewrite_packed(ctx, out, key, edit)?;
-            if left <= MAX_PACKED_FIELDS {
+            if edit.set.is_empty() || packing.holds_fields(left) {
                 return Ok((added, left));
             }
             // More fields than a packed hash keeps: indexed from now on (nothing to edit).
@@ -242,6 +240,24 @@ pub(super) fn rewrite(
         index(ctx, out, key, edit.set.len(), indexed_room(edit))?;
     }
     edit_indexed(ctx, out, key, edit)
+}
+
+/// Whether `set` names more than `most` distinct fields (a field given twice counts once, as
+/// HSET sets it twice); it stops counting past `most`.
+fn more_fields_than(set: &[(&[u8], &[u8])], most: u64) -> bool {
+    if set.len() as u64 <= most {
+        return false;
+    }
+    let mut distinct = 0u64;
+    for (i, (field, _)) in set.iter().enumerate() {
+        if set[..i].iter().all(|(f, _)| f != field) {
+            distinct += 1;
+            if distinct > most {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Applies `edit` to packed hash `key` (or none) through the reply buffer's spare room.
@@ -969,6 +985,16 @@ mod tests {
         let len = writer.finish();
         bytes.truncate(len);
         bytes
+    }
+
+    #[test]
+    fn more_fields_than_counts_a_field_given_twice_once() {
+        let twice: [(&[u8], &[u8]); 4] = [(b"a", b"1"), (b"b", b"2"), (b"a", b"3"), (b"b", b"4")];
+        assert!(!more_fields_than(&twice, 2));
+        assert!(more_fields_than(&twice, 1));
+        assert!(more_fields_than(&twice, 0));
+        assert!(!more_fields_than(&[], 0));
+        assert!(!more_fields_than(&twice[..1], 1));
     }
 
     /// A deadline costs its field 8 bytes in the hash's value (the tick, where a field without

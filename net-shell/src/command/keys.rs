@@ -530,16 +530,16 @@ pub(crate) fn object(
         return super::bulk_or_nil(out, None);
     };
     if kind == ValueKind::Hash && is(sub, "encoding") {
-        // Redis 7.0 keeps a hash of at most 512 fields, each field and value at most 64
-        // bytes, as a listpack, and a larger one as a hash table; so do hashes here
-        // (`command::hashes`): one given an index keeps it, as Redis' hash table stays.
+        // Redis 7.0 keeps a small hash (`hash-max-listpack-entries` and `-value`) as a
+        // listpack, and a larger one as a hash table; so do hashes here (`command::hashes`):
+        // one given an index keeps it, as Redis' hash table stays.
         let small = !crate::store::fields::is_indexed(value);
         let encoding: &[u8] = if small { b"listpack" } else { b"hashtable" };
         return super::bulk_or_nil(out, Some(encoding));
     }
     if kind == ValueKind::List {
-        // Redis 7.0 keeps every list as a quicklist (listpack encoding for small lists came
-        // with 7.2).
+        // Redis 7.0 keeps every list as a quicklist, whatever `list-max-listpack-size` says
+        // (listpack encoding for small lists came with 7.2).
         if is(sub, "encoding") {
             return super::bulk_or_nil(out, Some(b"quicklist"));
         } else if is(sub, "refcount") {
