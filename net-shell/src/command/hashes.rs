@@ -874,6 +874,13 @@ pub(crate) fn hrandfield(
         Some(Some(n)) => Some(n),
         Some(None) => return error(out, NOT_INTEGER),
     };
+    // Redis reads the count as a C long in -LONG_MAX..=LONG_MAX, before the other words.
+    if count == Some(i64::MIN) {
+        return error(
+            out,
+            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+        );
+    }
     let with_values = match argv.get(3) {
         None => false,
         Some(word) if argv.len() == 4 && super::is(word, "withvalues") => true,
