@@ -12,107 +12,91 @@
 //! (`del`). The timer is armed again at the next deadline; one that finds its fields changed
 //! since only re-arms.
 
-use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
-use alloc::vec::Vec;
-
-use timer_core::{HeapSlot, Tick, TimerHeapOn, TimerId, TimerQueue};
+use timer_core::Tick;
 
 use super::events::Class;
 use super::expiry::{self, Unit};
-use super::hashes::{hash_or_return, rewrite, Edit, Hash};
+use super::field_timers::FieldTimers;
+use super::hashes::{
+    has_field_deadlines, hash_or_return, rewrite, ChangeRule, Edit, FieldChange, Hash, Named,
+};
 use super::{error, After, Context, Reply, ReplyWriter};
 
-/// Which hash a timer is for: it fires the tick after the earliest deadline of its fields.
-#[derive(Debug)]
-pub struct FieldTimer {
-    /// The hash's key.
-    pub(crate) key: Box<[u8]>,
+impl Context<'_, '_> {
+    /// `Ok` if hash `key` may be given a field deadline: it has a field timer, or one is free
+    /// (the timers of hashes without deadlines any more given back first). Otherwise the
+    /// command is refused, before it changes anything, with the error written in place of
+    /// the reply from `mark` on.
+    fn field_timer_for(
+        &mut self,
+        key: &[u8],
+        out: &mut ReplyWriter<'_>,
+        mark: usize,
+    ) -> Result<(), Reply> {
+        let now = self.clock.now;
+        let store = &mut *self.store;
+        if self
+            .field_timers
+            .has_room_for(key, |hash| has_field_deadlines(store, hash, now))
+        {
+            return Ok(());
+        }
+        out.truncate(mark);
+        let most = self.field_timers.capacity().unwrap_or(0);
+        Err(super::error_fmt(
+            out,
+            format_args!(
+                "ERR no field timer free: at most {most} hashes can have field deadlines at once"
+            ),
+        ))
+    }
 }
 
-/// One timer on timer-core's heap per hash with field deadlines, at the tick after its
-/// earliest one. The deadlines themselves live with the fields, in the hash's value (8 bytes
-/// each), so a field with a deadline costs no timer of its own: when a hash's timer fires,
-/// every field of it past its deadline goes, and the timer is armed again at the next one.
-/// The heap grows (twice the size, its timers filed anew) when it is full.
-pub struct FieldTimers {
-    heap: TimerHeapOn<FieldTimer, Box<[HeapSlot<FieldTimer>]>>,
-    /// Each hash's timer and when it fires.
-    armed: BTreeMap<Box<[u8]>, (TimerId, Tick)>,
+/// Applies `edit` to hash `key` after the command wrote its reply from `mark` on: `Ok`, the
+/// fields left; on a refusal, its error in place of that reply.
+fn rewrite_after_reply(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    (edit, mark): (&Edit<'_>, usize),
+) -> Result<usize, Reply> {
+    let end = out.len();
+    match rewrite(ctx, out, key, edit) {
+        Ok((_, left)) => Ok(left),
+        Err(reply) => {
+            // The error went after the reply: it takes the reply's place (errors are short).
+            let mut text: heapless::Vec<u8, 160> = heapless::Vec::new();
+            if text
+                .extend_from_slice(out.written().get(end..).unwrap_or_default())
+                .is_ok()
+            {
+                out.truncate(mark);
+                out.raw(&text).map_err(Err)?;
+            }
+            Err(reply)
+        }
+    }
 }
 
-impl Default for FieldTimers {
-    fn default() -> Self {
-        Self::new()
+/// A field's state (`None`: no such field; else its deadline) when a command that changes
+/// fields by `rule` comes to `fields[i]`: as in the hash, or, for a field named before, as
+/// the rule left it (Redis changes fields one after another).
+fn state_seen(
+    hash: Option<Hash<'_>>,
+    fields: &[&[u8]],
+    i: usize,
+    rule: ChangeRule<'_>,
+) -> Option<Option<Tick>> {
+    let field = fields[i];
+    let state = hash.and_then(|hash| hash.deadline(field));
+    if !fields[..i].contains(&field) {
+        return state;
     }
-}
-
-impl FieldTimers {
-    /// Room for 64 hashes' timers to start with.
-    pub fn new() -> Self {
-        Self {
-            heap: TimerHeapOn::with_capacity(64),
-            armed: BTreeMap::new(),
-        }
-    }
-
-    /// A field of hash `key` has deadline `deadline` (its last live tick): the hash's timer
-    /// fires at the tick after, or earlier if another field's deadline comes first.
-    pub(crate) fn add(&mut self, key: &[u8], deadline: Tick) {
-        let at = deadline.saturating_add(1);
-        if let Some(&(id, armed_at)) = self.armed.get(key) {
-            if armed_at <= at {
-                return;
-            }
-            if self.heap.reschedule(id, at).is_ok() {
-                self.armed.insert(key.into(), (id, at));
-                return;
-            }
-        }
-        let mut timer = FieldTimer { key: key.into() };
-        loop {
-            match self.heap.insert(at, timer) {
-                Ok(id) => {
-                    self.armed.insert(key.into(), (id, at));
-                    return;
-                }
-                Err(full) => {
-                    timer = full.0;
-                    self.grow();
-                }
-            }
-        }
-    }
-
-    /// Files every timer anew in a heap twice the size.
-    fn grow(&mut self) {
-        let mut bigger = TimerHeapOn::with_capacity(2 * self.heap.capacity().max(1));
-        for old in self.heap.drain() {
-            let deadline = old.deadline;
-            let key = old.value.key.clone();
-            if let Ok(id) = bigger.insert(deadline, old.value) {
-                self.armed.insert(key, (id, deadline));
-            }
-        }
-        self.heap = bigger;
-    }
-
-    /// The next hash whose timer is due by `now`; it is disarmed.
-    pub(crate) fn pop_expired(&mut self, now: Tick) -> Option<Box<[u8]>> {
-        let expired = self.heap.pop_expired(now)?;
-        self.armed.remove(&expired.value.key);
-        Some(expired.value.key)
-    }
-
-    /// When the next timer is due.
-    pub(crate) fn next_deadline(&self) -> Option<Tick> {
-        self.heap.next_deadline()
-    }
-
-    /// How many hashes have a timer.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.heap.len()
+    let current = state?;
+    match rule(current) {
+        None => Some(current),
+        Some(FieldChange::Delete) => None,
+        Some(FieldChange::Deadline(at)) => Some(at),
     }
 }
 
@@ -200,75 +184,6 @@ fn field_deadline(
     Ok(expiry::tick_at(ms + base, clock))
 }
 
-/// A field's state in a command that changes fields one after another, as Redis does: a
-/// field named twice sees what the first naming did to it.
-struct Changes<'v> {
-    /// Each field changed, once, with its state now: `None` deleted, `Some(deadline)`.
-    changed: Vec<(&'v [u8], Option<Option<Tick>>)>,
-}
-
-impl<'v> Changes<'v> {
-    fn new() -> Self {
-        Self {
-            changed: Vec::new(),
-        }
-    }
-
-    /// `field`'s deadline now (`None`: no such field), given the hash as it was.
-    fn deadline(&self, hash: Option<Hash<'_>>, field: &[u8]) -> Option<Option<Tick>> {
-        match self.changed.iter().find(|(f, _)| *f == field) {
-            Some((_, state)) => *state,
-            None => hash.and_then(|hash| hash.deadline(field)),
-        }
-    }
-
-    /// `field`'s value now, given the hash as it was.
-    fn value<'h>(&self, hash: Option<Hash<'h>>, field: &[u8]) -> Option<&'h [u8]> {
-        match self.changed.iter().find(|(f, _)| *f == field) {
-            Some((_, None)) => None,
-            _ => hash.and_then(|hash| hash.get(field)),
-        }
-    }
-
-    fn record(&mut self, field: &'v [u8], state: Option<Option<Tick>>) {
-        match self.changed.iter_mut().find(|(f, _)| *f == field) {
-            Some(entry) => entry.1 = state,
-            None => self.changed.push((field, state)),
-        }
-    }
-
-    /// Writes the changes to hash `key` and starts the timers of the new deadlines: `Ok`, the
-    /// fields left.
-    fn apply(
-        &self,
-        ctx: &mut Context<'_, '_>,
-        out: &mut ReplyWriter<'_>,
-        key: &[u8],
-    ) -> Result<usize, Reply> {
-        let delete: Vec<&[u8]> = self
-            .changed
-            .iter()
-            .filter(|(_, state)| state.is_none())
-            .map(|(f, _)| *f)
-            .collect();
-        let deadlines: Vec<(&[u8], Option<Tick>)> = self
-            .changed
-            .iter()
-            .filter_map(|(f, state)| state.map(|at| (*f, at)))
-            .collect();
-        let edit = Edit {
-            delete: &delete,
-            deadlines: &deadlines,
-            ..Edit::default()
-        };
-        let (_, left) = rewrite(ctx, out, key, &edit)?;
-        if let Some(earliest) = deadlines.iter().filter_map(|(_, at)| *at).min() {
-            ctx.field_timers.add(key, earliest);
-        }
-        Ok(left)
-    }
-}
-
 /// The conditions `HEXPIRE` takes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Condition {
@@ -292,15 +207,6 @@ impl Condition {
             (Self::Lt, current) => current.is_none_or(|at| deadline < at),
         }
     }
-}
-
-/// Replies with one integer per code.
-fn codes_reply(out: &mut ReplyWriter<'_>, codes: &[i64]) -> Reply {
-    out.array_header(codes.len())?;
-    for &code in codes {
-        out.integer(code)?;
-    }
-    Ok(After::Continue)
 }
 
 /// Redis 7.4's `hexpireGenericCommand`, in its order: the key's type, the time, the
@@ -331,39 +237,59 @@ fn hexpire_generic(
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let mut changes = Changes::new();
-    let mut codes: Vec<i64> = Vec::with_capacity(fields.len());
-    for &field in fields {
-        let code = match changes.deadline(hash, field) {
-            None => -2,
-            Some(current) if !condition.allows(current, deadline) => 0,
-            Some(_) if deadline <= clock.now => {
-                changes.record(field, None);
-                2
-            }
-            Some(_) => {
-                changes.record(field, Some(Some(deadline)));
-                1
-            }
-        };
-        codes.push(code);
-    }
-    if !changes.changed.is_empty() {
-        let deleted = codes.contains(&2);
-        let left = match changes.apply(ctx, out, key) {
-            Ok(left) => left,
-            Err(reply) => return reply,
-        };
-        if deleted {
-            ctx.notify(Class::Hash, "hdel", key);
-            if left == 0 {
-                ctx.notify(Class::Generic, "del", key);
-            }
+    let rule = |current: Option<Tick>| {
+        if !condition.allows(current, deadline) {
+            None
+        } else if deadline <= clock.now {
+            Some(FieldChange::Delete)
         } else {
-            ctx.notify(Class::Hash, "hexpire", key);
+            Some(FieldChange::Deadline(Some(deadline)))
+        }
+    };
+    let mark = out.len();
+    let (mut changed, mut deleted) = (false, false);
+    out.array_header(fields.len())?;
+    for i in 0..fields.len() {
+        let code = match state_seen(hash, fields, i, &rule) {
+            None => -2,
+            Some(current) => match rule(current) {
+                None => 0,
+                Some(FieldChange::Delete) => 2,
+                Some(FieldChange::Deadline(_)) => 1,
+            },
+        };
+        changed |= code > 0;
+        deleted |= code == 2;
+        out.integer(code)?;
+    }
+    if !changed {
+        return Ok(After::Continue);
+    }
+    if !deleted {
+        if let Err(reply) = ctx.field_timer_for(key, out, mark) {
+            return reply;
         }
     }
-    codes_reply(out, &codes)
+    let edit = Edit {
+        changed: Named::each(fields),
+        change: Some(&rule),
+        ..Edit::default()
+    };
+    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
+        Ok(left) => left,
+        Err(reply) => return reply,
+    };
+    if deleted {
+        ctx.notify(Class::Hash, "hdel", key);
+        if left == 0 {
+            ctx.notify(Class::Generic, "del", key);
+        }
+    } else {
+        // The room was there a moment ago.
+        let _ = ctx.field_timers.add(key, deadline);
+        ctx.notify(Class::Hash, "hexpire", key);
+    }
+    Ok(After::Continue)
 }
 
 /// `HEXPIRE key seconds [NX|XX|GT|LT] FIELDS numfields field …`.
@@ -490,25 +416,31 @@ pub(crate) fn hpersist(
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let mut changes = Changes::new();
-    let mut codes: Vec<i64> = Vec::with_capacity(fields.len());
-    for &field in fields {
-        codes.push(match changes.deadline(hash, field) {
+    let rule = |current: Option<Tick>| current.map(|_| FieldChange::Deadline(None));
+    let mark = out.len();
+    let mut changed = false;
+    out.array_header(fields.len())?;
+    for i in 0..fields.len() {
+        let code = match state_seen(hash, fields, i, &rule) {
             None => -2,
             Some(None) => -1,
-            Some(Some(_)) => {
-                changes.record(field, Some(None));
-                1
-            }
-        });
+            Some(Some(_)) => 1,
+        };
+        changed |= code == 1;
+        out.integer(code)?;
     }
-    if !changes.changed.is_empty() {
-        if let Err(reply) = changes.apply(ctx, out, key) {
+    if changed {
+        let edit = Edit {
+            changed: Named::each(fields),
+            change: Some(&rule),
+            ..Edit::default()
+        };
+        if let Err(reply) = rewrite_after_reply(ctx, out, key, (&edit, mark)) {
             return reply;
         }
         ctx.notify(Class::Hash, "hpersist", key);
     }
-    codes_reply(out, &codes)
+    Ok(After::Continue)
 }
 
 /// `HGETDEL key FIELDS numfields field …` (Redis 8.0): each field's value (nil for none, or
@@ -525,19 +457,25 @@ pub(crate) fn hgetdel(
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let mut changes = Changes::new();
+    let rule = |_: Option<Tick>| Some(FieldChange::Delete);
+    let mark = out.len();
+    let mut changed = false;
     out.array_header(fields.len())?;
-    for &field in fields {
-        let value = changes.value(hash, field);
-        if value.is_some() {
-            changes.record(field, None);
-        }
+    for (i, &field) in fields.iter().enumerate() {
+        let there = state_seen(hash, fields, i, &rule).is_some();
+        let value = hash.and_then(|hash| hash.get(field)).filter(|_| there);
+        changed |= there;
         super::bulk_or_nil(out, value)?;
     }
-    if changes.changed.is_empty() {
+    if !changed {
         return Ok(After::Continue);
     }
-    let left = match changes.apply(ctx, out, key) {
+    let edit = Edit {
+        changed: Named::each(fields),
+        change: Some(&rule),
+        ..Edit::default()
+    };
+    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
         Ok(left) => left,
         Err(reply) => return reply,
     };
@@ -598,39 +536,52 @@ pub(crate) fn hgetex(
         Ok(fields) => fields,
         Err(text) => return error(out, text),
     };
-    let mut changes = Changes::new();
+    let rule = |current: Option<Tick>| match change {
+        GetexChange::None => None,
+        GetexChange::Persist => current.map(|_| FieldChange::Deadline(None)),
+        GetexChange::Deadline(at) if at <= clock.now => Some(FieldChange::Delete),
+        GetexChange::Deadline(at) => Some(FieldChange::Deadline(Some(at))),
+    };
+    let mark = out.len();
     let (mut updated, mut deleted) = (false, false);
     out.array_header(fields.len())?;
-    for &field in fields {
-        let value = changes.value(hash, field);
-        if value.is_some() {
-            match change {
-                GetexChange::None => {}
-                GetexChange::Persist => {
-                    if changes.deadline(hash, field).flatten().is_some() {
-                        changes.record(field, Some(None));
-                        updated = true;
-                    }
-                }
-                GetexChange::Deadline(at) if at <= clock.now => {
-                    changes.record(field, None);
-                    deleted = true;
-                }
-                GetexChange::Deadline(at) => {
-                    changes.record(field, Some(Some(at)));
-                    updated = true;
-                }
-            }
+    for (i, &field) in fields.iter().enumerate() {
+        let state = state_seen(hash, fields, i, &rule);
+        let value = hash
+            .and_then(|hash| hash.get(field))
+            .filter(|_| state.is_some());
+        match state.and_then(rule) {
+            Some(FieldChange::Delete) => deleted = true,
+            Some(FieldChange::Deadline(_)) => updated = true,
+            None => {}
         }
         super::bulk_or_nil(out, value)?;
     }
-    if changes.changed.is_empty() {
+    if !updated && !deleted {
         return Ok(After::Continue);
     }
-    let left = match changes.apply(ctx, out, key) {
+    let new_deadline = match change {
+        GetexChange::Deadline(at) if updated => Some(at),
+        _ => None,
+    };
+    if new_deadline.is_some() {
+        if let Err(reply) = ctx.field_timer_for(key, out, mark) {
+            return reply;
+        }
+    }
+    let edit = Edit {
+        changed: Named::each(fields),
+        change: Some(&rule),
+        ..Edit::default()
+    };
+    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
         Ok(left) => left,
         Err(reply) => return reply,
     };
+    if let Some(at) = new_deadline {
+        // The room was there a moment ago.
+        let _ = ctx.field_timers.add(key, at);
+    }
     match change {
         GetexChange::Persist if updated => ctx.notify(Class::Hash, "hpersist", key),
         _ if updated => ctx.notify(Class::Hash, "hexpire", key),
@@ -746,21 +697,27 @@ pub(crate) fn hsetex(
     };
     let hash = hash_or_return!(ctx, key, out);
     let made = hash.is_none();
-    let set: Vec<(&[u8], &[u8])> = args.words.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+    let fields = Named::fields_of_pairs(args.words);
     let exists = |field: &[u8]| hash.and_then(|hash| hash.get(field)).is_some();
     if (args.fxx && made)
-        || (args.fnx && set.iter().any(|(f, _)| exists(f)))
-        || (args.fxx && !set.iter().all(|(f, _)| exists(f)))
+        || (args.fnx && fields.iter().any(exists))
+        || (args.fxx && !fields.iter().all(exists))
     {
         return super::integer(out, 0);
     }
     let past = args.deadline.is_some_and(|at| at <= clock.now);
-    let fields: Vec<&[u8]> = set.iter().map(|(f, _)| *f).collect();
+    let new_deadline = args.deadline.filter(|_| !past);
+    if new_deadline.is_some() {
+        let mark = out.len();
+        if let Err(reply) = ctx.field_timer_for(key, out, mark) {
+            return reply;
+        }
+    }
     let edit = Edit {
-        set: if past { &[] } else { &set },
+        set: if past { &[] } else { args.words },
         keep_ttl: args.keep_ttl,
-        delete: if past { &fields } else { &[] },
-        deadlines: &[],
+        delete: if past { fields } else { Named::NONE },
+        ..Edit::default()
     };
     // Every field set, then deleted: the made key is added, then goes (Redis' dbAdd, then
     // dbDelete), so its `new` event goes out too.
@@ -769,27 +726,24 @@ pub(crate) fn hsetex(
         Ok((_, left)) => left,
         Err(reply) => return reply,
     };
-    let deadlines: Vec<(&[u8], Option<Tick>)> = match args.deadline {
-        Some(at) if !past => fields.iter().map(|f| (*f, Some(at))).collect(),
-        _ => Vec::new(),
-    };
-    if !deadlines.is_empty() {
+    if let Some(at) = new_deadline {
         // The deadlines go on the values just written.
+        let rule = |_: Option<Tick>| Some(FieldChange::Deadline(Some(at)));
         let edit = Edit {
-            deadlines: &deadlines,
+            changed: fields,
+            change: Some(&rule),
             ..Edit::default()
         };
         if let Err(reply) = rewrite(ctx, out, key, &edit) {
             return reply;
         }
-        if let Some(at) = args.deadline {
-            ctx.field_timers.add(key, at);
-        }
+        // The room was there a moment ago.
+        let _ = ctx.field_timers.add(key, at);
     }
     ctx.written(created, Class::Hash, "hset", key);
     if past {
         ctx.notify(Class::Hash, "hdel", key);
-    } else if !deadlines.is_empty() {
+    } else if new_deadline.is_some() {
         ctx.notify(Class::Hash, "hexpire", key);
     }
     if left == 0 {
@@ -798,75 +752,185 @@ pub(crate) fn hsetex(
     super::integer(out, 1)
 }
 
-/// The timer for the fields with deadlines of hash value `value`, now under `key` (a hash
-/// renamed or copied keeps its fields' deadlines).
-pub(crate) fn add_timers_for(timers: &mut FieldTimers, key: &[u8], value: &[u8], now: Tick) {
+/// `Ok` if `key` can have a field timer for a hash with field deadlines about to be copied
+/// there; otherwise the error, before anything changes.
+pub(crate) fn field_timer_for_copy(
+    ctx: &mut Context<'_, '_>,
+    key: &[u8],
+    out: &mut ReplyWriter<'_>,
+) -> Result<(), Reply> {
+    let mark = out.len();
+    ctx.field_timer_for(key, out, mark)
+}
+
+/// The earliest deadline of the fields of hash value `value`.
+pub(crate) fn earliest_field_deadline(value: &[u8], now: Tick) -> Option<Tick> {
     // Walked, never searched: any hasher does.
     let hasher = crate::store::fields::FieldHasher::default();
-    let earliest = super::hashes::Hash::new(value, now, hasher)
+    Hash::new(value, now, hasher)
         .entries()
         .filter_map(|(_, _, at)| at)
-        .min();
-    if let Some(at) = earliest {
-        timers.add(key, at);
+        .min()
+}
+
+/// The timer for the fields with deadlines of hash value `value`, now under `key` (a hash
+/// renamed or copied keeps its fields' deadlines; [`field_timer_for_copy`] made sure of the
+/// room).
+pub(crate) fn add_timers_for(timers: &mut FieldTimers<'_>, key: &[u8], value: &[u8], now: Tick) {
+    if let Some(at) = earliest_field_deadline(value, now) {
+        let _ = timers.add(key, at);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::field_timers::FieldTimerArrays;
+    use super::super::{execute, ClientName, Clock};
+    use crate::resp::{Protocol, ReplyWriter};
+    use crate::settings::{Settings, Timeouts};
+    use crate::stats::Stats;
+    use crate::store::{Store, StoreArrays, StoreMemory};
+    use crate::Security;
+
     use super::*;
 
-    /// A hash has one timer however many of its fields have deadlines, due the tick after
-    /// the earliest; a later deadline leaves it, an earlier one moves it.
-    #[test]
-    fn a_hash_has_one_timer_whatever_its_fields() {
-        let mut timers = FieldTimers::new();
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut earliest = Tick::MAX;
-        for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let deadline = 1_000 + x % 1_000_000;
-            earliest = earliest.min(deadline);
-            timers.add(b"k", deadline);
-            assert_eq!(timers.len(), 1);
-            assert_eq!(timers.next_deadline(), Some(earliest + 1));
-        }
-        assert_eq!(timers.pop_expired(earliest), None, "never early");
-        assert_eq!(timers.pop_expired(earliest + 1).as_deref(), Some(&b"k"[..]));
-        assert!(timers.armed.is_empty());
+    /// A server's command state over lent memory, as a board has it: two field timers.
+    struct Board<'a> {
+        store: Store<'a>,
+        timers: FieldTimers<'a>,
+        stats: Stats,
+        settings: Settings,
+        now: Tick,
     }
 
-    /// What a hash's timer costs: one heap slot and one entry of the armed map, each with a
-    /// copy of the key, whatever the number of its fields with deadlines.
-    #[test]
-    fn a_hash_timer_slot_is_this_large() {
-        let slot = core::mem::size_of::<HeapSlot<FieldTimer>>();
-        let armed = core::mem::size_of::<(Box<[u8]>, (TimerId, Tick))>();
-        std::println!("timer slot: {slot} bytes, armed entry: {armed} bytes, plus two key copies");
-        assert!(slot <= 48, "{slot}");
-        assert!(armed <= 48, "{armed}");
+    impl Board<'_> {
+        /// Runs one command at the current time; its reply.
+        fn run(&mut self, words: &str) -> std::string::String {
+            let argv: std::vec::Vec<&[u8]> = words.split(' ').map(str::as_bytes).collect();
+            let mut buffer = [0u8; 2048];
+            let mut out = ReplyWriter::new(&mut buffer);
+            let (mut authenticated, mut name, mut protocol) =
+                (true, ClientName::new(), Protocol::default());
+            #[cfg(feature = "extended-commands")]
+            let mut reply_mode = super::super::ReplyMode::default();
+            #[cfg(feature = "cluster")]
+            let (mut cluster, mut asking) = (crate::cluster::Cluster::DISABLED, false);
+            #[cfg(feature = "transactions")]
+            let mut transaction = super::super::Transaction::new();
+            #[cfg(feature = "pubsub")]
+            let mut pubsub = crate::pubsub::PubSub::new();
+            #[cfg(feature = "client-list")]
+            let mut clients = None;
+            #[cfg(feature = "blocking-lists")]
+            let mut blocked = super::super::BlockedKeys::new();
+            let mut ctx = Context {
+                store: &mut self.store,
+                stats: &mut self.stats,
+                settings: &mut self.settings,
+                authenticated: &mut authenticated,
+                clock: Clock {
+                    now: self.now,
+                    unix_ms: None,
+                },
+                client_slots: 2,
+                started: 0,
+                client_id: 1,
+                client_name: &mut name,
+                protocol: &mut protocol,
+                #[cfg(feature = "cluster")]
+                cluster: &mut cluster,
+                #[cfg(feature = "blocking-lists")]
+                block: None,
+                field_timers: &mut self.timers,
+                #[cfg(feature = "blocking-lists")]
+                blocked: &mut blocked,
+                #[cfg(feature = "extended-commands")]
+                reply_mode: &mut reply_mode,
+                #[cfg(feature = "cluster")]
+                asking: &mut asking,
+                #[cfg(feature = "transactions")]
+                transaction: &mut transaction,
+                #[cfg(feature = "pubsub")]
+                pubsub: &mut pubsub,
+                #[cfg(feature = "pubsub")]
+                slot: 0,
+                stream_values: false,
+                #[cfg(feature = "client-list")]
+                clients: &mut clients,
+            };
+            execute(&argv, &mut ctx, &mut out).unwrap();
+            std::string::String::from_utf8_lossy(out.written()).replace("\r\n", " ")
+        }
+
+        /// Runs the field timers due by the current time, as the server's poll does.
+        fn expire(&mut self) {
+            let mut buffer = [0u8; 2048];
+            while let Some(fired) = self.timers.pop_expired(self.now) {
+                let key = self.timers.key(&fired);
+                let mut scratch = ReplyWriter::new(&mut buffer);
+                let swept =
+                    crate::command::expire_fields(&mut self.store, key, self.now, &mut scratch);
+                self.timers
+                    .rearm(fired, swept.and_then(|s| s.next_deadline));
+            }
+        }
     }
 
+    /// With two field timers, a third hash's field deadline is refused before anything
+    /// changes (the hash as it was, its reply the error alone), by every command that gives
+    /// deadlines; a hash that loses its deadlines gives its timer back; deadlines expire on
+    /// time and the hash goes with its last field.
     #[test]
-    fn a_full_heap_grows_and_keeps_its_timers() {
-        let mut timers = FieldTimers::new();
-        for i in 0..200u64 {
-            timers.add(&i.to_le_bytes(), 1_000 - i);
+    fn full_field_timers_refuse_a_third_hash_and_change_nothing() {
+        let mut arrays = StoreArrays::<32, 4096>::new();
+        let mut timers = FieldTimerArrays::<2, 16>::new();
+        let mut board = Board {
+            store: Store::new(StoreMemory::from(&mut arrays), 16, 1024),
+            timers: FieldTimers::lent(timers.lend()),
+            stats: Stats::default(),
+            settings: Settings::new(Timeouts::default(), Security::DEFAULT),
+            now: 1_000,
+        };
+        for key in ["a", "b", "c"] {
+            assert_eq!(board.run(&std::format!("HSET {key} f 1 g 2")), ":2 ");
         }
-        assert_eq!(timers.len(), 200);
-        // Moved earlier after the heap grew: the map follows the timers filed anew.
-        timers.add(&5u64.to_le_bytes(), 10);
-        assert_eq!(timers.len(), 200);
-        assert_eq!(timers.next_deadline(), Some(11));
-        let mut fired = std::vec::Vec::new();
-        while let Some(key) = timers.pop_expired(2_000) {
-            fired.push(u64::from_le_bytes(key[..].try_into().unwrap()));
-        }
-        assert_eq!(fired.len(), 200);
-        assert_eq!(fired[0], 5);
-        assert_eq!(fired[1], 199, "then the earliest deadline, 801");
-        assert!(timers.armed.is_empty());
+        assert_eq!(board.run("HPEXPIRE a 100 FIELDS 1 f"), "*1 :1 ");
+        assert_eq!(board.run("HPEXPIRE b 200 FIELDS 2 f g"), "*2 :1 :1 ");
+        // A second deadline on a hash with a timer needs no more.
+        assert_eq!(board.run("HPEXPIRE a 50 FIELDS 1 g"), "*1 :1 ");
+        let full = "-ERR no field timer free: at most 2 hashes can have field deadlines at once ";
+        assert_eq!(board.run("HPEXPIRE c 100 FIELDS 1 f"), full);
+        assert_eq!(board.run("HGETEX c PX 100 FIELDS 1 f"), full);
+        assert_eq!(board.run("HSETEX c PX 100 FIELDS 1 f 9"), full);
+        #[cfg(feature = "extended-commands")]
+        assert_eq!(board.run("COPY a c2"), full);
+        assert_eq!(board.run("HPTTL c FIELDS 2 f g"), "*2 :-1 :-1 ");
+        assert_eq!(board.run("HGETALL c"), "*4 $1 f $1 1 $1 g $1 2 ");
+        // A deadline in the past deletes: no timer needed.
+        assert_eq!(board.run("HPEXPIRE c 0 FIELDS 1 f"), "*1 :2 ");
+
+        // b's deadlines removed: its timer is given back when room is asked for.
+        assert_eq!(board.run("HPERSIST b FIELDS 2 f g"), "*2 :1 :1 ");
+        assert_eq!(board.run("HPEXPIRE c 100 FIELDS 1 g"), "*1 :1 ");
+        assert_eq!(board.run("HPTTL c FIELDS 1 g"), "*1 :100 ");
+
+        // On time, never early: a's g lives through 1,050, its f and c's g through 1,100;
+        // a hash goes with its last field.
+        board.now = 1_050;
+        board.expire();
+        assert_eq!(board.run("HGETALL a"), "*4 $1 f $1 1 $1 g $1 2 ");
+        board.now = 1_051;
+        board.expire();
+        assert_eq!(board.run("HGETALL a"), "*2 $1 f $1 1 ");
+        assert_eq!(board.timers.len(), 2, "a's, due at 1,101 now, and c's");
+        board.now = 1_100;
+        board.expire();
+        assert_eq!(board.run("HLEN c"), ":1 ");
+        board.now = 1_101;
+        board.expire();
+        assert_eq!(board.run("EXISTS a"), ":0 ");
+        assert_eq!(board.run("EXISTS c"), ":0 ");
+        assert_eq!(board.run("HGETALL b"), "*4 $1 f $1 1 $1 g $1 2 ");
+        assert_eq!(board.timers.len(), 0);
     }
 }

@@ -7,8 +7,6 @@
 //! converts to a hash table, and changed in place: a field is found, set or removed in O(1). A
 //! hash left empty is deleted.
 
-use alloc::vec::Vec;
-
 use super::events::Class;
 use super::float::{Decimal as Float, NotDecimal};
 use super::types::WrongType;
@@ -130,35 +128,111 @@ impl Context<'_, '_> {
     }
 }
 
+/// Fields a command names: each of its words, or the field of each field-value pair.
+#[derive(Clone, Copy)]
+pub(super) struct Named<'v> {
+    words: &'v [&'v [u8]],
+    /// 1: each word; 2: every other word, from the first.
+    step: usize,
+}
+
+impl<'v> Named<'v> {
+    /// No field.
+    pub(super) const NONE: Self = Self {
+        words: &[],
+        step: 1,
+    };
+
+    /// Each of `words`.
+    pub(super) fn each(words: &'v [&'v [u8]]) -> Self {
+        Self { words, step: 1 }
+    }
+
+    /// The fields of `words`, field-value pairs.
+    pub(super) fn fields_of_pairs(words: &'v [&'v [u8]]) -> Self {
+        Self { words, step: 2 }
+    }
+
+    pub(super) fn iter(self) -> impl Iterator<Item = &'v [u8]> {
+        self.words.iter().step_by(self.step).copied()
+    }
+
+    fn contains(self, field: &[u8]) -> bool {
+        self.iter().any(|f| f == field)
+    }
+
+    fn len(self) -> usize {
+        self.words.len().div_ceil(self.step)
+    }
+}
+
+impl Default for Named<'_> {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+/// What a command does to a live field it names, given the field's deadline: the same rule
+/// for each field, so a field named twice ends as it would named once.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum FieldChange {
+    /// Removed.
+    Delete,
+    /// Given this deadline (`None`: none).
+    Deadline(Option<Tick>),
+}
+
+/// The rule of a command that changes fields: a field with deadline `current` (`None`: none)
+/// changes so, or stays (`None`).
+pub(super) type ChangeRule<'v> = &'v dyn Fn(Option<Tick>) -> Option<FieldChange>;
+
 /// A change to a hash's fields.
 #[derive(Default)]
 pub(super) struct Edit<'v> {
-    /// Fields set to values; a field set loses its deadline unless `keep_ttl` (the last value
+    /// Fields set to values, as field-value pairs (`field value field value …`, as the
+    /// command's words are); a field set loses its deadline unless `keep_ttl` (the last value
     /// given for a field wins, as HSET's in Redis).
-    pub(super) set: &'v [(&'v [u8], &'v [u8])],
+    pub(super) set: &'v [&'v [u8]],
     pub(super) keep_ttl: bool,
     /// Fields removed.
-    pub(super) delete: &'v [&'v [u8]],
-    /// Fields given a new deadline (`None`: none).
-    pub(super) deadlines: &'v [(&'v [u8], Option<Tick>)],
+    pub(super) delete: Named<'v>,
+    /// Live fields changed by `change`.
+    pub(super) changed: Named<'v>,
+    pub(super) change: Option<ChangeRule<'v>>,
 }
 
-/// Writes `old` (a hash's value) with `edit` applied into `writer`; the fields added (not live
-/// before) and the fields written.
-fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut PackedWriter<'_>) -> (usize, usize) {
+impl<'v> Edit<'v> {
+    /// Each field set with its value.
+    fn pairs(&self) -> impl DoubleEndedIterator<Item = (&'v [u8], &'v [u8])> {
+        self.set.chunks_exact(2).map(|pair| (pair[0], pair[1]))
+    }
+
+    /// How live `field` with deadline `at` changes.
+    fn change_of(&self, field: &[u8], at: Option<Tick>) -> Option<FieldChange> {
+        let change = self.change?;
+        if self.changed.contains(field) {
+            change(at)
+        } else {
+            None
+        }
+    }
+}
+
+/// Writes `old` (a hash's value) with `edit` applied into `writer`, leaving out the fields
+/// past their deadline if `drop_expired`; the fields added (not live before) and the fields
+/// written.
+fn apply(
+    old: &[u8],
+    now: Tick,
+    (edit, drop_expired): (&Edit<'_>, bool),
+    writer: &mut PackedWriter<'_>,
+) -> (usize, usize) {
     let hash = Hash::new(old, now, FieldHasher::default()); // packed: no index
     let given = |field: &[u8]| {
-        edit.set
-            .iter()
+        edit.pairs()
             .rev()
             .find(|(f, _)| *f == field)
-            .map(|(_, v)| *v)
-    };
-    let new_deadline = |field: &[u8]| {
-        edit.deadlines
-            .iter()
-            .find(|(f, _)| *f == field)
-            .map(|(_, d)| *d)
+            .map(|(_, v)| v)
     };
     let mut written = 0;
     let mut push = |writer: &mut PackedWriter<'_>, field: &[u8], value: &[u8], at: Option<Tick>| {
@@ -171,28 +245,32 @@ fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut PackedWriter<'_>) 
         written += 1;
     };
     for (field, value, at) in hash.entries() {
-        if edit.delete.contains(&field) {
+        let live = at.is_none_or(|at| at >= now);
+        if edit.delete.contains(field) || (drop_expired && !live) {
             continue;
         }
-        let live = at.is_none_or(|at| at >= now);
         match given(field) {
             // Set: a field past its deadline is made anew, without one.
             Some(value) => {
                 let at = if edit.keep_ttl && live { at } else { None };
                 push(writer, field, value, at);
             }
-            None => push(writer, field, value, new_deadline(field).unwrap_or(at)),
+            None => match live.then(|| edit.change_of(field, at)).flatten() {
+                Some(FieldChange::Delete) => {}
+                Some(FieldChange::Deadline(new)) => push(writer, field, value, new),
+                None => push(writer, field, value, at),
+            },
         }
     }
     let mut added = 0;
-    for (i, (field, value)) in edit.set.iter().enumerate() {
-        if edit.set[..i].iter().any(|(f, _)| f == field) {
+    for (i, (field, value)) in edit.pairs().enumerate() {
+        if edit.pairs().take(i).any(|(f, _)| f == field) {
             continue;
         }
         if hash.get(field).is_none() {
             added += 1;
         }
-        if hash.entries().all(|(f, _, _)| f != *field) {
+        if hash.entries().all(|(f, _, _)| f != field) {
             push(writer, field, given(field).unwrap_or(value), None);
         }
     }
@@ -202,11 +280,10 @@ fn apply(old: &[u8], now: Tick, edit: &Edit<'_>, writer: &mut PackedWriter<'_>) 
 /// The bytes `edit` may add to a hash.
 fn edit_room(edit: &Edit<'_>) -> usize {
     let set: usize = edit
-        .set
-        .iter()
+        .pairs()
         .map(|(f, v)| element_len(f.len()) + element_len(v.len()) + element_len(8))
         .sum();
-    set + 9 * edit.deadlines.len()
+    set + 9 * edit.changed.len()
 }
 
 /// Applies `edit` to hash `key`: a packed hash is written anew through the reply buffer's
@@ -226,9 +303,10 @@ pub(super) fn rewrite(
     let now = ctx.clock.now;
     let old = ctx.store.get(key, now).unwrap_or_default();
     let packing = ctx.settings.hash_packing;
-    let long = |(f, v): &(&[u8], &[u8])| !packing.holds_len(f.len()) || !packing.holds_len(v.len());
+    let long = |(f, v): (&[u8], &[u8])| !packing.holds_len(f.len()) || !packing.holds_len(v.len());
+    let setting = edit.set.len() / 2;
     if !is_indexed(old) {
-        if !more_fields_than(edit.set, packing.max_fields) && !edit.set.iter().any(long) {
+        if !more_fields_than(edit, packing.max_fields) && !edit.pairs().any(long) {
             let (added, left) = rewrite_packed(ctx, out, key, edit)?;
             if edit.set.is_empty() || packing.holds_fields(left) {
                 return Ok((added, left));
@@ -237,20 +315,20 @@ pub(super) fn rewrite(
             index(ctx, out, key, 0, 0)?;
             return Ok((added, left));
         }
-        index(ctx, out, key, edit.set.len(), indexed_room(edit))?;
+        index(ctx, out, key, setting, indexed_room(edit))?;
     }
     edit_indexed(ctx, out, key, edit)
 }
 
-/// Whether `set` names more than `most` distinct fields (a field given twice counts once, as
+/// Whether `edit` sets more than `most` distinct fields (a field given twice counts once, as
 /// HSET sets it twice); it stops counting past `most`.
-fn more_fields_than(set: &[(&[u8], &[u8])], most: u64) -> bool {
-    if set.len() as u64 <= most {
+fn more_fields_than(edit: &Edit<'_>, most: u64) -> bool {
+    if (edit.set.len() / 2) as u64 <= most {
         return false;
     }
     let mut distinct = 0u64;
-    for (i, (field, _)) in set.iter().enumerate() {
-        if set[..i].iter().all(|(f, _)| f != field) {
+    for (i, (field, _)) in edit.pairs().enumerate() {
+        if edit.pairs().take(i).all(|(f, _)| f != field) {
             distinct += 1;
             if distinct > most {
                 return true;
@@ -273,7 +351,7 @@ fn rewrite_packed(
         return Err(super::store_error(ctx, out, StoreError::ValueTooLarge));
     };
     let mut writer = PackedWriter::new(room);
-    let (added, fields) = apply(old, now, edit, &mut writer);
+    let (added, fields) = apply(old, now, (edit, false), &mut writer);
     let len = writer.finish();
     if fields == 0 {
         ctx.store.delete(key, now);
@@ -294,7 +372,7 @@ fn rewrite_packed(
 /// The entry bytes `edit` may append to an indexed hash: each field set (deadlines change in
 /// place).
 fn indexed_room(edit: &Edit<'_>) -> usize {
-    edit.set.iter().map(|(f, v)| fields::entry_len(f, v)).sum()
+    edit.pairs().map(|(f, v)| fields::entry_len(f, v)).sum()
 }
 
 /// Writes hash `key` (or none) anew with an index, with room for `more` more fields and
@@ -337,7 +415,7 @@ fn edit_indexed(
     let now = ctx.clock.now;
     let hasher = ctx.store.field_hasher();
     let value = ctx.store.get(key, now).unwrap_or_default();
-    let (more, bytes) = (edit.set.len(), indexed_room(edit));
+    let (more, bytes) = (edit.set.len() / 2, indexed_room(edit));
     if !Fields::new(value).has_room(more, bytes) {
         index(ctx, out, key, more, bytes)?;
     }
@@ -345,11 +423,11 @@ fn edit_indexed(
         return Ok((0, 0));
     };
     let mut fields = FieldsMut::new(value);
-    for field in edit.delete {
+    for field in edit.delete.iter() {
         fields.remove(&hasher, field);
     }
     let mut added = 0;
-    for (field, value) in edit.set {
+    for (field, value) in edit.pairs() {
         // Set: a field past its deadline is made anew, without one.
         let mut meta = [0u8; 8];
         let kept = match fields.find(&hasher, field) {
@@ -368,12 +446,28 @@ fn edit_indexed(
         };
         let _ = fields.set(&hasher, field, value, &meta[..kept]);
     }
-    for (field, at) in edit.deadlines {
-        if edit.set.iter().any(|(f, _)| f == field) {
+    // Each naming sees what the one before did; the rule makes the second a no-op.
+    for field in edit.changed.iter() {
+        if edit.pairs().any(|(f, _)| f == field) {
             continue;
         }
-        let bytes = at.map(Tick::to_le_bytes);
-        fields.set_meta(&hasher, field, bytes.as_ref().map_or(&[][..], |b| &b[..]));
+        let current = match fields.find(&hasher, field) {
+            Some((_, _, at)) => deadline_of(at),
+            None => continue,
+        };
+        if current.is_some_and(|at| at < now) {
+            continue; // past its deadline: not live
+        }
+        match edit.change_of(field, current) {
+            Some(FieldChange::Delete) => {
+                fields.remove(&hasher, field);
+            }
+            Some(FieldChange::Deadline(at)) => {
+                let bytes = at.map(Tick::to_le_bytes);
+                fields.set_meta(&hasher, field, bytes.as_ref().map_or(&[][..], |b| &b[..]));
+            }
+            None => {}
+        }
     }
     let count = Fields::new(ctx.store.get(key, now).unwrap_or_default()).len();
     if count == 0 {
@@ -392,18 +486,23 @@ fn edit_indexed(
 /// What a sweep of a hash's fields did.
 pub(crate) struct FieldSweep {
     /// Fields removed, past their deadlines.
+    #[cfg_attr(not(feature = "pubsub"), allow(dead_code))]
     pub(crate) expired: usize,
     /// Whether the hash went with them.
+    #[cfg_attr(not(feature = "pubsub"), allow(dead_code))]
     pub(crate) gone: bool,
     /// The earliest deadline of the fields left.
     pub(crate) next_deadline: Option<Tick>,
 }
 
 /// Removes every field of hash `key` whose deadline is before `now` (`None`: no hash there).
+/// A packed hash is written anew through `scratch`'s spare room (where it fits: a board's
+/// reply buffer holds its largest value), an indexed one is changed in place.
 pub(crate) fn expire_fields(
     store: &mut crate::store::Store<'_>,
     key: &[u8],
     now: Tick,
+    scratch: &mut ReplyWriter<'_>,
 ) -> Option<FieldSweep> {
     let hasher = store.field_hasher();
     let (kind, value) = store.get_kind(key, now)?;
@@ -411,44 +510,44 @@ pub(crate) fn expire_fields(
         return None;
     }
     let hash = Hash::new(value, now, hasher);
-    let due: Vec<&[u8]> = hash
-        .entries()
-        .filter(|(_, _, at)| at.is_some_and(|at| at < now))
-        .map(|(field, _, _)| field)
-        .collect();
+    let due = |at: Option<Tick>| at.is_some_and(|at| at < now);
+    let expired = hash.entries().filter(|(_, _, at)| due(*at)).count();
     let next_deadline = hash
         .entries()
         .filter_map(|(_, _, at)| at.filter(|&at| at >= now))
         .min();
-    if due.is_empty() {
+    if expired == 0 {
         return Some(FieldSweep {
             expired: 0,
             gone: false,
             next_deadline,
         });
     }
-    let expired = due.len();
     let fields = if hash.is_indexed() {
-        // Removed in place.
-        let due: Vec<Vec<u8>> = due.iter().map(|f| f.to_vec()).collect();
         let value = store.value_mut(key, now)?;
-        let mut index = FieldsMut::new(value);
-        for field in &due {
-            index.remove(&hasher, field);
-        }
+        FieldsMut::new(value).remove_where(&hasher, |(_, _, meta)| due(deadline_of(meta)));
         Fields::new(store.get(key, now)?).len()
     } else {
-        let mut scratch = alloc::vec![0; 4 + value.len()];
-        let mut writer = PackedWriter::new(&mut scratch);
-        let edit = Edit {
-            delete: &due,
-            ..Edit::default()
+        let Some(room) = scratch.spare_for(4 + value.len()) else {
+            // Left as they are, unseen, till the hash is next written.
+            return Some(FieldSweep {
+                expired: 0,
+                gone: false,
+                next_deadline,
+            });
         };
-        let (_, fields) = apply(value, now, &edit, &mut writer);
+        let mut writer = PackedWriter::new(room);
+        let (_, fields) = apply(value, now, (&Edit::default(), true), &mut writer);
         let len = writer.finish();
         if fields > 0 {
             // Smaller than before: it fits where the old value was.
-            let _ = store.set_kind(key, &scratch[..len], ValueKind::Hash, Ttl::Keep, now);
+            let _ = store.set_kind(
+                key,
+                &scratch.spare()[..len],
+                ValueKind::Hash,
+                Ttl::Keep,
+                now,
+            );
         }
         fields
     };
@@ -467,15 +566,34 @@ pub(crate) fn expire_fields(
     })
 }
 
+/// Whether hash `key` has a field with a deadline (live or not yet removed): whether it needs
+/// its field timer.
+pub(crate) fn has_field_deadlines(
+    store: &mut crate::store::Store<'_>,
+    key: &[u8],
+    now: Tick,
+) -> bool {
+    let hasher = store.field_hasher();
+    match store.get_kind(key, now) {
+        Some((ValueKind::Hash, value)) if is_indexed(value) => Fields::new(value).volatile() > 0,
+        Some((ValueKind::Hash, value)) => Hash::new(value, now, hasher)
+            .entries()
+            .any(|(_, _, at)| at.is_some()),
+        _ => false,
+    }
+}
+
 /// The live fields of hash value `value` at `now`, each with its value and deadline (a
 /// cluster migration sends them with `HSET`, then each deadline with `HPEXPIREAT`).
-#[cfg_attr(not(feature = "cluster"), allow(dead_code))]
-pub(crate) fn live_entries(value: &[u8], now: Tick) -> Vec<(&[u8], &[u8], Option<Tick>)> {
+#[cfg(all(feature = "cluster", feature = "alloc"))]
+pub(crate) fn live_entries(
+    value: &[u8],
+    now: Tick,
+) -> impl Iterator<Item = (&[u8], &[u8], Option<Tick>)> {
     // Walked, never searched: any hasher does.
     Hash::new(value, now, FieldHasher::default())
         .entries()
-        .filter(|(_, _, at)| at.is_none_or(|at| at >= now))
-        .collect()
+        .filter(move |(_, _, at)| at.is_none_or(|at| at >= now))
 }
 
 /// Sets `argv[2..]`'s field-value pairs on hash `argv[1]`; `Ok`: the fields added.
@@ -489,9 +607,8 @@ fn set_pairs(
         Ok(hash) => hash.is_none(),
         Err(wrong) => return Err(wrong.reply(out)),
     };
-    let set: Vec<(&[u8], &[u8])> = argv[2..].chunks_exact(2).map(|p| (p[0], p[1])).collect();
     let edit = Edit {
-        set: &set,
+        set: &argv[2..],
         ..Edit::default()
     };
     let (added, _) = rewrite(ctx, out, key, &edit)?;
@@ -566,25 +683,26 @@ pub(crate) fn hdel(ctx: &mut Context<'_, '_>, argv: &[&[u8]], out: &mut ReplyWri
         return integer(out, 0);
     };
     let fields = &argv[2..];
-    // Each field named counts once.
-    let mut named: Vec<&[u8]> = fields.to_vec();
-    named.sort_unstable();
-    named.dedup();
-    let removed = named.iter().filter(|f| hash.get(f).is_some()).count();
-    if removed == 0 {
+    if !fields.iter().any(|f| hash.get(f).is_some()) {
         return integer(out, 0);
     }
+    // Each field named counts once: the live fields before, less those after.
+    let before = hash.len();
     let edit = Edit {
-        delete: fields,
+        delete: Named::each(fields),
         ..Edit::default()
     };
     match rewrite(ctx, out, key, &edit) {
         Ok((_, left)) => {
+            let after = match ctx.hash(key) {
+                Ok(Some(hash)) if left > 0 => hash.len(),
+                _ => 0,
+            };
             ctx.notify(Class::Hash, "hdel", key);
             if left == 0 {
                 ctx.notify(Class::Generic, "del", key);
             }
-            integer(out, removed as i64)
+            integer(out, before.saturating_sub(after) as i64)
         }
         Err(reply) => reply,
     }
@@ -688,7 +806,7 @@ fn store_field(
     (made, event): (bool, &str),
 ) -> Result<(), Reply> {
     // HINCRBY and HINCRBYFLOAT keep the field's deadline; HSET clears it.
-    let set = [(field, value)];
+    let set = [field, value];
     let edit = Edit {
         set: &set,
         keep_ttl: true,
@@ -840,20 +958,24 @@ fn scan_page(
         magnitude
     };
     let now = hash.now;
-    let mut page: Vec<(&[u8], &[u8])> = Vec::new();
-    let next = Fields::new(hash.value).scan(&hash.hasher, cursor, count, |(f, v, m)| {
-        let live = deadline_of(m).is_none_or(|at| at >= now);
-        if live && wanted(f) {
-            page.push((f, v));
-        }
+    let fields = Fields::new(hash.value);
+    let shown =
+        |(f, _, m): fields::Entry<'_>| deadline_of(m).is_none_or(|at| at >= now) && wanted(f);
+    // Two walks of the same page: the first counts it, the second writes it.
+    let mut found = 0;
+    let next = fields.scan(&hash.hasher, cursor, count, |entry| {
+        found += usize::from(shown(entry));
     });
     out.array_header(2)?;
-    out.bulk(alloc::format!("{next}").as_bytes())?;
-    out.array_header(2 * page.len())?;
-    for (field, value) in page {
-        out.bulk(field)?;
-        out.bulk(value)?;
-    }
+    out.bulk(Decimal::new(next).as_bytes())?;
+    out.array_header(2 * found)?;
+    let mut written = Ok(());
+    fields.scan(&hash.hasher, cursor, count, |entry @ (field, value, _)| {
+        if shown(entry) && written.is_ok() {
+            written = out.bulk(field).and_then(|()| out.bulk(value));
+        }
+    });
+    written?;
     Ok(After::Continue)
 }
 
@@ -946,10 +1068,16 @@ pub(crate) fn hrandfield(
             return Err(crate::resp::WriteFull);
         }
         out.array_header(n * per)?;
-        // Gathered once: each draw is then O(1), not a walk of the hash.
-        let pairs: Vec<(&[u8], &[u8])> = hash.pairs().collect();
+        // Gathered once where memory grows: each draw is then O(1), not a walk of the hash
+        // (a board's hashes are small).
+        #[cfg(feature = "alloc")]
+        let pairs: alloc::vec::Vec<(&[u8], &[u8])> = hash.pairs().collect();
+        #[cfg(feature = "alloc")]
+        let pair_at = |at: usize| pairs.get(at).copied();
+        #[cfg(not(feature = "alloc"))]
+        let pair_at = |at: usize| hash.pairs().nth(at);
         for _ in 0..n {
-            if let Some(&pair) = pairs.get(draw(len)) {
+            if let Some(pair) = pair_at(draw(len)) {
                 write_pair(out, pair)?;
             }
         }
@@ -961,34 +1089,33 @@ pub(crate) fn hrandfield(
 mod tests {
     use super::*;
 
+    use std::vec::Vec;
+
     /// The hash value of `fields` fields (names `field:N`, values `v`), each with deadline
     /// `at` or none.
     fn value_of(fields: usize, at: Option<Tick>) -> Vec<u8> {
         let names: Vec<Vec<u8>> = (0..fields)
-            .map(|i| alloc::format!("field:{i}").into_bytes())
+            .map(|i| std::format!("field:{i}").into_bytes())
             .collect();
-        let set: Vec<(&[u8], &[u8])> = names.iter().map(|n| (&n[..], &b"v"[..])).collect();
-        let deadlines: Vec<(&[u8], Option<Tick>)> = names.iter().map(|n| (&n[..], at)).collect();
-        let mut bytes = alloc::vec![0; 4 + edit_room(&Edit { set: &set, ..Edit::default() })];
-        let mut writer = PackedWriter::new(&mut bytes);
-        apply(
-            &[],
-            0,
-            &Edit {
-                set: &set,
-                ..Edit::default()
-            },
-            &mut writer,
-        );
-        let len = writer.finish();
-        let first = bytes[..len].to_vec();
-        let edit = Edit {
-            deadlines: &deadlines,
+        let words: Vec<&[u8]> = names.iter().flat_map(|n| [&n[..], b"v"]).collect();
+        let set = Edit {
+            set: &words,
             ..Edit::default()
         };
-        let mut bytes = alloc::vec![0; 4 + first.len() + edit_room(&edit)];
+        let mut bytes = std::vec![0; 4 + edit_room(&set)];
         let mut writer = PackedWriter::new(&mut bytes);
-        apply(&first, 0, &edit, &mut writer);
+        apply(&[], 0, (&set, false), &mut writer);
+        let len = writer.finish();
+        let first = bytes[..len].to_vec();
+        let rule = move |_: Option<Tick>| Some(FieldChange::Deadline(at));
+        let edit = Edit {
+            changed: Named::fields_of_pairs(&words),
+            change: Some(&rule),
+            ..Edit::default()
+        };
+        let mut bytes = std::vec![0; 4 + first.len() + edit_room(&edit)];
+        let mut writer = PackedWriter::new(&mut bytes);
+        apply(&first, 0, (&edit, false), &mut writer);
         let len = writer.finish();
         bytes.truncate(len);
         bytes
@@ -996,12 +1123,16 @@ mod tests {
 
     #[test]
     fn more_fields_than_counts_a_field_given_twice_once() {
-        let twice: [(&[u8], &[u8]); 4] = [(b"a", b"1"), (b"b", b"2"), (b"a", b"3"), (b"b", b"4")];
-        assert!(!more_fields_than(&twice, 2));
-        assert!(more_fields_than(&twice, 1));
-        assert!(more_fields_than(&twice, 0));
-        assert!(!more_fields_than(&[], 0));
-        assert!(!more_fields_than(&twice[..1], 1));
+        let twice: [&[u8]; 8] = [b"a", b"1", b"b", b"2", b"a", b"3", b"b", b"4"];
+        let setting = |set| Edit {
+            set,
+            ..Edit::default()
+        };
+        assert!(!more_fields_than(&setting(&twice), 2));
+        assert!(more_fields_than(&setting(&twice), 1));
+        assert!(more_fields_than(&setting(&twice), 0));
+        assert!(!more_fields_than(&setting(&[]), 0));
+        assert!(!more_fields_than(&setting(&twice[..2]), 1));
     }
 
     /// A deadline costs its field 8 bytes in the hash's value (the tick, where a field without

@@ -58,15 +58,19 @@ mod channels;
 mod clients;
 mod events;
 mod expiry;
+#[cfg(feature = "hashes")]
+mod field_timers;
 #[cfg(feature = "extended-commands")]
 mod float;
 pub(crate) mod glob;
 #[cfg(feature = "hashes")]
+pub(crate) use field_timers::FieldTimerMemory;
+#[cfg(feature = "hashes")]
+pub use field_timers::{FieldTimerArrays, FieldTimers};
+#[cfg(feature = "hashes")]
 mod hash_ttl;
 #[cfg(feature = "hashes")]
-pub(crate) use hash_ttl::add_timers_for;
-#[cfg(feature = "hashes")]
-pub use hash_ttl::{FieldTimer, FieldTimers};
+pub(crate) use hash_ttl::{add_timers_for, earliest_field_deadline, field_timer_for_copy};
 #[cfg(feature = "hashes")]
 mod hashes;
 #[cfg(feature = "hashes")]
@@ -156,7 +160,7 @@ pub struct Context<'s, 'a> {
     pub block: Option<&'s mut Option<Block>>,
     /// The timers of hash fields with a deadline.
     #[cfg(feature = "hashes")]
-    pub field_timers: &'s mut FieldTimers,
+    pub field_timers: &'s mut FieldTimers<'a>,
     /// The keys clients wait on (a push makes them ready).
     #[cfg(feature = "blocking-lists")]
     pub blocked: &'s mut BlockedKeys,

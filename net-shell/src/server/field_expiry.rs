@@ -7,6 +7,7 @@
 use timer_core::Tick;
 
 use super::Server;
+use crate::resp::ReplyWriter;
 
 impl Server<'_> {
     /// Removes the fields whose deadlines have passed, of the hashes whose timers fired by
@@ -14,30 +15,31 @@ impl Server<'_> {
     pub(super) fn expire_fields(&mut self, now: Tick) {
         let mut budget = self.expire_budget;
         while budget > 0 {
-            let Some(key) = self.field_timers.pop_expired(now) else {
+            let Some(fired) = self.field_timers.pop_expired(now) else {
                 break;
             };
             budget -= 1;
-            let Some(swept) = crate::command::expire_fields(&mut self.store, &key, now) else {
-                continue; // no longer a hash
-            };
-            if let Some(next) = swept.next_deadline {
-                self.field_timers.add(&key, next);
-            }
-            if swept.expired == 0 {
-                continue; // its fields changed since
-            }
+            let key = self.field_timers.key(&fired);
+            // A packed hash is written anew through the reply buffer, free between commands.
+            #[cfg(feature = "alloc")]
+            let mut scratch = ReplyWriter::growable(&mut self.reply_vec);
+            #[cfg(not(feature = "alloc"))]
+            let mut scratch = ReplyWriter::new(&mut self.reply);
+            let swept = crate::command::expire_fields(&mut self.store, key, now, &mut scratch);
             #[cfg(feature = "pubsub")]
-            {
-                use crate::pubsub::KeyspaceEvents as E;
-                let events = self.settings.keyspace_events;
-                self.pubsub.notify(events, E::HASH, "hexpired", &key);
-                if swept.gone {
-                    self.pubsub.notify(events, E::GENERIC, "del", &key);
+            if let Some(swept) = &swept {
+                if swept.expired > 0 {
+                    use crate::pubsub::KeyspaceEvents as E;
+                    let events = self.settings.keyspace_events;
+                    self.pubsub.notify(events, E::HASH, "hexpired", key);
+                    if swept.gone {
+                        self.pubsub.notify(events, E::GENERIC, "del", key);
+                    }
                 }
             }
-            #[cfg(not(feature = "pubsub"))]
-            let _ = swept.gone;
+            // No longer a hash: its timer is given back.
+            let next = swept.and_then(|swept| swept.next_deadline);
+            self.field_timers.rearm(fired, next);
         }
         self.more_keys_due |= self
             .field_timers

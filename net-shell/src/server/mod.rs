@@ -114,7 +114,7 @@ pub struct Server<'a> {
     pubsub: crate::pubsub::PubSub,
     /// The timers of hash fields with a deadline.
     #[cfg(feature = "hashes")]
-    field_timers: crate::command::FieldTimers,
+    field_timers: crate::command::FieldTimers<'a>,
     /// The keys clients wait on in a blocking pop.
     #[cfg(feature = "blocking-lists")]
     blocked_keys: crate::command::BlockedKeys,
@@ -214,7 +214,18 @@ impl<'a> Server<'a> {
             mut bytes,
             #[cfg(feature = "sntp")]
             sntp,
+            #[cfg(feature = "hashes")]
+            field_timers,
         } = memory;
+        // Lent field timers hold keys up to the store's longest.
+        #[cfg(feature = "hashes")]
+        if let Some(memory) = &field_timers {
+            if memory.key_len() < store.max_key_len() {
+                return Err(SetupError::FieldTimerKeysTooShort {
+                    needed: store.max_key_len(),
+                });
+            }
+        }
 
         let mut iface_config =
             IfaceConfig::new(HardwareAddress::Ethernet(EthernetAddress(config.mac)));
@@ -299,7 +310,13 @@ impl<'a> Server<'a> {
             #[cfg(feature = "pubsub")]
             pubsub: crate::pubsub::PubSub::new(),
             #[cfg(feature = "hashes")]
-            field_timers: crate::command::FieldTimers::new(),
+            field_timers: match field_timers {
+                Some(memory) => crate::command::FieldTimers::lent(memory),
+                #[cfg(feature = "alloc")]
+                None => crate::command::FieldTimers::growing(),
+                #[cfg(not(feature = "alloc"))]
+                None => crate::command::FieldTimers::none(),
+            },
             #[cfg(feature = "blocking-lists")]
             blocked_keys: crate::command::BlockedKeys::new(),
             #[cfg(feature = "blocking-lists")]

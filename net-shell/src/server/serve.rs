@@ -76,7 +76,7 @@ pub(super) struct Runner<'s, 'a> {
     #[cfg(feature = "blocking-lists")]
     pub(super) blocked: &'s mut command::BlockedKeys,
     #[cfg(feature = "hashes")]
-    pub(super) field_timers: &'s mut command::FieldTimers,
+    pub(super) field_timers: &'s mut command::FieldTimers<'a>,
     pub(super) limits: Limits,
     pub(super) started: Tick,
     pub(super) unix_offset_ms: Option<u64>,

@@ -178,6 +178,13 @@ pub enum SetupError {
     /// ([`ServerMemory::with_sntp`](super::ServerMemory::with_sntp)).
     #[cfg(feature = "sntp")]
     NoSntpMemory,
+    /// The lent field timers ([`ServerMemory::with_field_timers`](super::ServerMemory::with_field_timers))
+    /// have less room per key than the store's longest key.
+    #[cfg(feature = "hashes")]
+    FieldTimerKeysTooShort {
+        /// Bytes of key room needed.
+        needed: usize,
+    },
 }
 
 impl fmt::Display for SetupError {
@@ -200,6 +207,10 @@ impl fmt::Display for SetupError {
             }
             #[cfg(feature = "sntp")]
             Self::NoSntpMemory => f.write_str("an NTP server needs SNTP memory"),
+            #[cfg(feature = "hashes")]
+            Self::FieldTimerKeysTooShort { needed } => {
+                write!(f, "field timers need {needed} bytes of room per key")
+            }
         }
     }
 }

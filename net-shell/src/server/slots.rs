@@ -32,6 +32,9 @@ pub struct ServerMemory<'a> {
     /// The SNTP client's buffers, if lent: SNTP runs only with them.
     #[cfg(feature = "sntp")]
     pub(super) sntp: Option<&'a mut super::SntpMemory>,
+    /// The field timers' fixed memory, if lent.
+    #[cfg(feature = "hashes")]
+    pub(super) field_timers: Option<crate::command::FieldTimerMemory<'a>>,
 }
 
 impl<'a> ServerMemory<'a> {
@@ -83,7 +86,51 @@ impl<'a> ServerMemory<'a> {
             bytes: Bytes::lent(buffer),
             #[cfg(feature = "sntp")]
             sntp: None,
+            #[cfg(feature = "hashes")]
+            field_timers: None,
         }
+    }
+
+    /// Lends the hash field timers their fixed memory (`hashes` feature): at most `N` hashes
+    /// have field deadlines at once, and a command that would give one more hash a deadline
+    /// is refused (`-ERR no field timer free: …`) before it changes anything. `KEY_LEN` must be
+    /// at least the store's longest key ([`Server::new`](super::Server::new) checks it).
+    /// Without this, field timers grow in allocated memory with the `alloc` feature, and there
+    /// are none without it (every field deadline is refused).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::command::FieldTimerArrays;
+    /// use net_shell::{BufferSizes, ClientSlot, ServerMemory};
+    /// use net_shell::smoltcp::iface::SocketStorage;
+    /// use net_shell::timer_core::TimeoutSlot;
+    ///
+    /// const CLIENTS: usize = 2;
+    /// let sizes = BufferSizes { rx: 1024, tx: 2048, input: 1024 };
+    /// let mut sockets = [SocketStorage::EMPTY; CLIENTS + 1];
+    /// let mut clients: [ClientSlot; CLIENTS] = core::array::from_fn(|_| ClientSlot::default());
+    /// let mut timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut write_timers = [const { TimeoutSlot::new() }; CLIENTS];
+    /// let mut buffer = vec![0u8; sizes.bytes_needed(CLIENTS)];
+    /// let mut field_timers: FieldTimerArrays<16, 64> = FieldTimerArrays::new();
+    /// let memory = ServerMemory::lent(
+    ///     &mut sockets,
+    ///     &mut clients,
+    ///     &mut timers,
+    ///     &mut write_timers,
+    ///     &mut buffer,
+    /// )
+    /// .with_field_timers(&mut field_timers);
+    /// assert_eq!(memory.clients(), 2);
+    /// ```
+    #[cfg(feature = "hashes")]
+    pub fn with_field_timers<const N: usize, const KEY_LEN: usize>(
+        mut self,
+        memory: &'a mut crate::command::FieldTimerArrays<N, KEY_LEN>,
+    ) -> Self {
+        self.field_timers = Some(memory.lend());
+        self
     }
 
     /// Lends the SNTP client its memory (`sntp` feature), so the server sets its wall clock by
@@ -169,6 +216,8 @@ impl<'a> ServerMemory<'a> {
             bytes: Bytes::lent(bytes),
             #[cfg(feature = "sntp")]
             sntp: Some(sntp),
+            #[cfg(feature = "hashes")]
+            field_timers: None,
         }
     }
 

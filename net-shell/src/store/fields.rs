@@ -349,6 +349,65 @@ impl<'a> FieldsMut<'a> {
         true
     }
 
+    /// Removes every field whose entry `remove` picks, in one walk and in place (nothing is
+    /// copied out); how many went.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::fields::{capacity_for, entry_len, FieldHasher, Fields, FieldsMut, FieldsWriter};
+    ///
+    /// let hasher = FieldHasher::default();
+    /// let (slots, len) = capacity_for(3, 3 * entry_len(b"f", b"v"));
+    /// let mut bytes = vec![0; len];
+    /// let mut writer = FieldsWriter::new(&mut bytes, slots);
+    /// for field in [b"a", b"b", b"c"] {
+    ///     writer.push(&hasher, field, b"v", b"");
+    /// }
+    /// writer.finish();
+    /// let gone = FieldsMut::new(&mut bytes).remove_where(&hasher, |(f, _, _)| f != b"b");
+    /// assert_eq!(gone, 2);
+    /// let fields = Fields::new(&bytes);
+    /// assert_eq!(fields.len(), 1);
+    /// assert!(fields.find(&hasher, b"b").is_some());
+    /// assert!(fields.find(&hasher, b"a").is_none());
+    /// ```
+    pub fn remove_where(
+        &mut self,
+        hasher: &FieldHasher,
+        mut remove: impl FnMut(Entry<'_>) -> bool,
+    ) -> usize {
+        let mut at = slot_at(read_u32(self.bytes, SLOTS));
+        let end = read_u32(self.bytes, END).min(self.bytes.len());
+        let mut removed = 0;
+        while at < end {
+            let Some((live, entry, next)) = read_entry(self.bytes, at) else {
+                break;
+            };
+            // The entry's slot, found while the entry is borrowed; changed after.
+            let slot = (live && remove(entry))
+                .then(|| match probe(self.bytes, hasher.hash(entry.0), entry.0) {
+                    Probe::Found { slot, offset } if offset == at => {
+                        Some((slot, !entry.2.is_empty()))
+                    }
+                    _ => None,
+                })
+                .flatten();
+            if let Some((slot, volatile)) = slot {
+                if volatile {
+                    self.add(VOLATILE, -1);
+                }
+                self.kill(at, next);
+                self.set_u32(slot_at(slot), REMOVED as usize);
+                self.add(GONE, 1);
+                self.add(COUNT, -1);
+                removed += 1;
+            }
+            at = next;
+        }
+        removed
+    }
+
     /// Marks the entry at `offset..next` removed.
     fn kill(&mut self, offset: usize, next: usize) {
         if let Some(state) = self.bytes.get_mut(offset) {
