@@ -807,6 +807,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn pop_expired(&mut self, now: Tick) -> Option<Expired<T>> {
+        if self.nothing_due_by(now) {
+            return None;
+        }
         let index = self.advance(now)?;
         self.pop_due_front(index);
         self.nodes.take_wheel_expired(index)
@@ -828,7 +831,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn has_expired(&mut self, now: Tick) -> bool {
-        self.advance(now).is_some()
+        !self.nothing_due_by(now) && self.advance(now).is_some()
     }
 
     fn pop_any(&mut self) -> Option<Expired<T>> {
