@@ -30,12 +30,12 @@ done
 # net-shell's feature matrix: no_std without `alloc`; each capability on its own (pub/sub,
 # transactions and CLIENT LIST turn on `alloc`; cluster mode and hashes do not); everything a
 # no_std build can have; the firmware's sets (`defmt`, and `defmt,sntp` for the NUCLEO's wall
-# clock; `defmt,lists,hashes` for QEMU's). Two pairs on their own: transactions with the
-# extended commands but not CLIENT LIST (it once failed to build), and lists with cluster mode
-# but not hashes (the QEMU board's `cluster` build without hashes).
+# clock; `defmt,lists,hashes` for QEMU's). Pairs on their own: transactions with the extended
+# commands but not CLIENT LIST (it once failed to build), and cluster mode with lists and with
+# hashes, without `alloc` (the QEMU board's `cluster` builds).
 # `std` is the host build that clippy and the tests use.
 for features in "" alloc pubsub transactions client-list key-timers-wheel extended-commands lists blocking-lists hashes \
-  command-docs cluster sntp defmt defmt,sntp defmt,lists,hashes transactions,extended-commands lists,cluster \
+  command-docs cluster sntp defmt defmt,sntp defmt,lists,hashes hashes,cluster transactions,extended-commands lists,cluster \
   alloc,pubsub,transactions,client-list,key-timers-wheel,extended-commands,lists,blocking-lists,hashes,command-docs,cluster,sntp; do
   echo "net-shell --features \"$features\""
   cargo check -q -p net-shell --target thumbv7em-none-eabihf --features "$features"

@@ -26,12 +26,15 @@
 //! | key and value bytes         | [`STORE_BYTES`] in all (8 bytes of header per key) |
 //! | per connection              | [`BUFFERS`]: TCP receive window, send buffer, request buffer |
 //! | idle timeout                | [`IDLE_TIMEOUT_MS`], chosen at build time         |
+//! | hashes with field deadlines | [`FIELD_TIMERS`] at once (`hashes`)               |
 //!
 //! Everything lives in one `static` [`Storage`], all zeros in `.bss`: nothing is allocated and
 //! nothing costs flash for an initialiser.
 
 use core::mem::MaybeUninit;
 
+#[cfg(feature = "hashes")]
+use net_shell::command::FieldTimerArrays;
 use net_shell::smoltcp;
 pub use net_shell::store::HashKey;
 use net_shell::store::{Store, StoreArrays, StoreMemory};
@@ -83,6 +86,11 @@ pub const BUFFERS: BufferSizes = BufferSizes {
 };
 /// Keys removed per poll at most, so a mass expiry never holds up serving.
 pub const EXPIRE_BUDGET: usize = 32;
+/// Hashes with field deadlines at once (`hashes`): each has one field timer, with room for a
+/// [`MAX_KEY_LEN`] key. A command that would give one more hash a field deadline is refused
+/// (`-ERR no field timer free: …`) before it changes anything.
+#[cfg(feature = "hashes")]
+pub const FIELD_TIMERS: usize = 16;
 
 /// Close a client after this long without a complete command (Redis' `timeout`), in
 /// milliseconds: `NET_SHELL_IDLE_TIMEOUT_MS` at build time, 300,000 (5 minutes) without it. The
@@ -171,8 +179,8 @@ type Shell = Server<'static>;
 
 /// Everything the shell needs, in a static: the store's arrays, smoltcp's socket slots
 /// (`CONNS` TCP sockets, one DHCP socket and, with `sntp`, one UDP socket), the connection
-/// table, the connection timers' slots, the per-connection buffers, the SNTP client's buffers
-/// (`sntp`), and the server itself.
+/// table, the connection timers' slots, the per-connection buffers, the hash field timers
+/// (`hashes`), the SNTP client's buffers (`sntp`), and the server itself.
 ///
 /// All zeros or uninitialised until [`App::new`], so the static lands in `.bss` (no flash
 /// image, no copy on the stack).
@@ -183,6 +191,8 @@ pub struct Storage {
     timers: [TimeoutSlot<u16>; CONNS],
     write_timers: [TimeoutSlot<u16>; CONNS],
     buffer: [u8; BUFFER_BYTES],
+    #[cfg(feature = "hashes")]
+    field_timers: FieldTimerArrays<FIELD_TIMERS, MAX_KEY_LEN>,
     /// Written at boot: its packet metadata are not zero bytes, and a `const` initialiser
     /// would move the whole static to `.data`.
     #[cfg(feature = "sntp")]
@@ -200,6 +210,8 @@ impl Storage {
             timers: [const { TimeoutSlot::new() }; CONNS],
             write_timers: [const { TimeoutSlot::new() }; CONNS],
             buffer: [0; BUFFER_BYTES],
+            #[cfg(feature = "hashes")]
+            field_timers: FieldTimerArrays::new(),
             #[cfg(feature = "sntp")]
             sntp: MaybeUninit::uninit(),
             server: MaybeUninit::uninit(),
@@ -257,6 +269,8 @@ impl App {
             timers,
             write_timers,
             buffer,
+            #[cfg(feature = "hashes")]
+            field_timers,
             #[cfg(feature = "sntp")]
             sntp,
             server,
@@ -270,6 +284,8 @@ impl App {
         let sockets = sockets.write([SocketStorage::EMPTY; SOCKETS]);
         let clients = clients.write(core::array::from_fn(|_| ClientSlot::default()));
         let memory = ServerMemory::lent(sockets, clients, timers, write_timers, buffer);
+        #[cfg(feature = "hashes")]
+        let memory = memory.with_field_timers(field_timers);
         #[cfg(feature = "sntp")]
         let memory = memory.with_sntp(sntp.write(SntpMemory::new()));
 

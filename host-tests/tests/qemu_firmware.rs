@@ -463,3 +463,131 @@ fn qemu_firmware_serves_lists_within_its_largest_value() {
     client.ping();
     board.assert_running();
 }
+
+/// The hashes with field deadlines the firmware has field timers for at once
+/// (`firmware/src/app.rs`, `FIELD_TIMERS`).
+const FIELD_TIMERS: usize = 16;
+
+/// Hashes on the board (the firmware's `hashes` feature, on by default for QEMU), over the
+/// store's fixed pool and fixed field timers: the commands work; a field's deadline removes it
+/// on time, never early, and the hash goes with its last field; a hash is one value, so a field
+/// that would take it past the largest value is refused and the hash keeps what it had; with
+/// every field timer in use, one more hash's deadline is refused and nothing changes, until a
+/// hash gives its timer back.
+#[test]
+#[ignore = "needs qemu-system-arm, redis-cli and the thumbv7em target"]
+fn qemu_firmware_serves_hashes_and_field_deadlines_within_its_fixed_pools() {
+    let mut board = Board::boot();
+    assert_eq!(board.cli(&["HSET", "h", "a", "1", "b", "2"]), "2");
+    assert_eq!(board.cli(&["HGET", "h", "a"]), "1");
+    assert_eq!(board.cli(&["HGETALL", "h"]), "a\n1\nb\n2");
+    assert_eq!(board.cli(&["HINCRBY", "h", "b", "40"]), "42");
+    assert_eq!(board.cli(&["HLEN", "h"]), "2");
+    assert_eq!(
+        board.cli(&["GET", "h"]),
+        "WRONGTYPE Operation against a key holding the wrong kind of value"
+    );
+
+    // Field deadlines: `a` lives through 1 s, `b` through 2 s; the hash goes with `b`.
+    let mut client = board.connect();
+    let start = Instant::now();
+    assert_eq!(
+        client.command(&["HPEXPIRE", "h", "1000", "FIELDS", "1", "a"]),
+        Reply::Array(vec![Reply::Int(1)])
+    );
+    assert_eq!(
+        client.command(&["HPEXPIRE", "h", "2000", "FIELDS", "1", "b"]),
+        Reply::Array(vec![Reply::Int(1)])
+    );
+    let gone = |client: &mut Client, field: &str, by: Duration| loop {
+        let exists = client.command(&["HEXISTS", "h", field]);
+        if exists == Reply::Int(0) {
+            return start.elapsed();
+        }
+        assert_eq!(exists, Reply::Int(1));
+        assert!(start.elapsed() < by, "{field} still there after {by:?}");
+        thread::sleep(Duration::from_millis(10));
+    };
+    // Never early (guest and host clocks agree to a few ms), on time within a poll's margin.
+    let a_gone = gone(&mut client, "a", Duration::from_millis(1_500));
+    assert!(
+        a_gone >= Duration::from_millis(990),
+        "a gone after {a_gone:?}"
+    );
+    assert_eq!(
+        client.command(&["HGETALL", "h"]),
+        Reply::Array(vec![Reply::bulk("b"), Reply::bulk("42")])
+    );
+    let b_gone = gone(&mut client, "b", Duration::from_millis(2_500));
+    assert!(
+        b_gone >= Duration::from_millis(1_990),
+        "b gone after {b_gone:?}"
+    );
+    assert_eq!(client.command(&["EXISTS", "h"]), Reply::Int(0));
+
+    // The largest hash: fields `fNN` of 60-byte values (packed, as Redis' listpack) until the
+    // next would take the hash past the largest value.
+    let value = "v".repeat(60);
+    let mut accepted = 0;
+    let refusal = loop {
+        let field = format!("f{accepted:02}");
+        let reply = board.cli(&["HSET", "big", &field, &value]);
+        if reply == "1" {
+            accepted += 1;
+            assert!(
+                accepted <= MAX_VALUE_LEN / 60,
+                "no limit after {accepted} fields"
+            );
+        } else {
+            break reply;
+        }
+    };
+    assert_eq!(accepted, 30);
+    assert_eq!(
+        refusal,
+        format!("ERR value is too large (max {MAX_VALUE_LEN} bytes)")
+    );
+    assert_eq!(board.cli(&["HLEN", "big"]), accepted.to_string());
+    assert_eq!(board.cli(&["HGET", "big", "f29"]), value);
+
+    // Every field timer in use: one more hash's deadline is refused, before anything changes.
+    for i in 0..FIELD_TIMERS {
+        let key = format!("t{i}");
+        assert_eq!(board.cli(&["HSET", &key, "f", "1", "g", "2"]), "2");
+        assert_eq!(
+            board.cli(&["HPEXPIRE", &key, "600000", "FIELDS", "1", "f"]),
+            "1"
+        );
+    }
+    assert_eq!(board.cli(&["HSET", "one-more", "f", "1"]), "1");
+    let full = format!(
+        "ERR no field timer free: at most {FIELD_TIMERS} hashes can have field deadlines at once"
+    );
+    assert_eq!(
+        client.command(&["HPEXPIRE", "one-more", "600000", "FIELDS", "1", "f"]),
+        Reply::error(&full)
+    );
+    assert_eq!(
+        client.command(&["HSETEX", "one-more", "PX", "600000", "FIELDS", "1", "f", "9"]),
+        Reply::error(&full)
+    );
+    assert_eq!(board.cli(&["HGETALL", "one-more"]), "f\n1");
+    assert_eq!(board.cli(&["HPTTL", "one-more", "FIELDS", "1", "f"]), "-1");
+    // A hash with a timer takes more deadlines on it.
+    assert_eq!(
+        board.cli(&["HPEXPIRE", "t0", "600000", "FIELDS", "1", "g"]),
+        "1"
+    );
+    // A hash deleted gives its timer back to the next that asks.
+    assert_eq!(board.cli(&["DEL", "t3"]), "1");
+    assert_eq!(
+        client.command(&["HPEXPIRE", "one-more", "600000", "FIELDS", "1", "f"]),
+        Reply::Array(vec![Reply::Int(1)])
+    );
+    assert_eq!(
+        client.command(&["HPEXPIRE", "t3", "600000", "FIELDS", "1", "f"]),
+        Reply::Array(vec![Reply::Int(-2)])
+    );
+    client.ping();
+    board.assert_running();
+}

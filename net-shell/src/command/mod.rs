@@ -75,7 +75,7 @@ pub(crate) use hash_ttl::{add_timers_for, earliest_field_deadline, field_timer_f
 mod hashes;
 #[cfg(feature = "hashes")]
 pub(crate) use hashes::expire_fields;
-#[cfg(all(feature = "hashes", feature = "cluster"))]
+#[cfg(all(feature = "hashes", feature = "cluster", feature = "alloc"))]
 pub(crate) use hashes::live_entries;
 mod keys;
 #[cfg(feature = "lists")]
