@@ -458,7 +458,8 @@ fn edit_indexed(
         if current.is_some_and(|at| at < now) {
             continue; // past its deadline: not live
         }
-        match edit.change_of(field, current) {
+        // Named here, so the rule applies (no search of the names).
+        match edit.change.and_then(|change| change(current)) {
             Some(FieldChange::Delete) => {
                 fields.remove(&hasher, field);
             }
