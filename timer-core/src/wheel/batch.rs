@@ -47,6 +47,7 @@ impl Batch {
     }
 
     /// Sorts by deadline, keeping timers with equal deadlines in the order they were added.
+    #[inline(always)]
     pub(super) fn sort(&mut self) {
         for next in 1..self.len {
             let (deadline, index) = (self.deadlines[next], self.indices[next]);
@@ -62,6 +63,7 @@ impl Batch {
     }
 
     /// The timers as `(index, deadline)`, in their current order.
+    #[inline]
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, Tick)> + '_ {
         self.indices[..self.len]
             .iter()

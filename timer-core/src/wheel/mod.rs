@@ -459,6 +459,13 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         // list itself reads a node's deadline at every step).
         let cells = self.nodes.cells();
         let head = cells.next(tail);
+        if head == tail {
+            // One timer: its list is the due list as it stands.
+            self.elapsed = end;
+            debug_assert!(self.lists[DUE].is_empty());
+            self.lists[DUE] = taken.take();
+            return true;
+        }
         let (mut at, mut count) = (head, 1);
         while at != tail {
             count += 1;
