@@ -55,6 +55,10 @@ pub enum Difference {
     Handshake,
     /// `CLIENT ID`: each server numbers its own connections; both answer an integer.
     ClientId,
+    /// `MEMORY USAGE` of a key: each server counts its own memory (net-shell: the key's pool
+    /// block, table entry and timer slot, as `INFO memory` counts them); both answer a
+    /// positive integer. A missing key (nil) and the errors are compared byte for byte.
+    KeyBytes,
     /// Replies that depend on the millisecond a command ran (`PTTL`, `PEXPIRETIME`): the two
     /// servers run each step a few ms apart; integers within this many ms, else exact.
     Timing(i64),
@@ -162,6 +166,10 @@ impl Difference {
             Self::ClientId => match (r, s) {
                 (Value::Int(_), Value::Int(_)) => Ok(()),
                 _ => fail("not integers"),
+            },
+            Self::KeyBytes => match (r, s) {
+                (Value::Int(a), Value::Int(b)) if a > 0 && b > 0 => Ok(()),
+                _ => fail("not positive integers"),
             },
             Self::LongDouble => {
                 let number = |v: &Value| -> Option<f64> {

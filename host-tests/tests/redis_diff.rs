@@ -707,6 +707,43 @@ fn keys() -> Vec<Script> {
                 "OBJECT NOSUCH k",
             ])
             .differs(D::HelpText, &["OBJECT HELP"]),
+        Script::new("memory usage")
+            .run(&[
+                "MEMORY USAGE nokey",
+                "MEMORY USAGE nokey SAMPLES 5",
+                "MEMORY USAGE nokey SAMPLES",
+                "MEMORY USAGE nokey samples x",
+                "MEMORY USAGE nokey SAMPLES -1",
+                "MEMORY USAGE nokey SAMPLES 9223372036854775808",
+                "MEMORY USAGE nokey FOO 1",
+                "MEMORY USAGE nokey SAMPLES 1 FOO",
+                "MEMORY USAGE",
+                "MEMORY",
+                "MEMORY NOSUCH",
+                "MEMORY usage",
+                "MEMORY PURGE x",
+                "SET s short",
+                "SET t short PX 100000",
+                "RPUSH l a b c",
+                "HSET h f v g w",
+                "MEMORY USAGE s SAMPLES",
+                "MEMORY USAGE s SAMPLES -5",
+                "MEMORY USAGE s SAMPLES 1 SAMPLES x",
+                "MEMORY PURGE",
+                "COMMAND INFO memory|usage memory|purge memory|help",
+            ])
+            .differs(
+                D::KeyBytes,
+                &[
+                    "MEMORY USAGE s",
+                    "MEMORY USAGE t",
+                    "MEMORY USAGE l",
+                    "MEMORY USAGE h SAMPLES 0",
+                    "MEMORY usage s samples 2 SAMPLES 3",
+                ],
+            )
+            .differs(D::CommandSubset, &["COMMAND INFO memory"])
+            .differs(D::HelpText, &["MEMORY HELP"]),
         Script::new("expiry as time passes")
             .run(&[
                 "SET a 1 PX 100",

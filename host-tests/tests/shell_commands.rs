@@ -870,3 +870,65 @@ fn info_commandstats_counts_calls_rejections_and_failures() {
     assert_eq!(info_field(&memory, "keys_used"), 1);
     assert!(memory.contains("\r\nmem_allocator:libc\r\n"), "{memory}");
 }
+
+/// `MEMORY USAGE` answers the bytes a key takes as `INFO memory` counts them: a larger value
+/// adds exactly what it adds to `used_memory_dataset`, a time to live adds a timer slot and
+/// `PERSIST` takes it back; nil for a missing or expired key; Redis' parsing and error texts.
+#[test]
+fn memory_usage_grows_with_the_value_and_counts_a_ttl() {
+    let mut buffers = ServerBuffers::default();
+    let mut sim = sim(&mut buffers);
+    let c = sim.connect_ready();
+    let usage = |sim: &mut Small<'_>, key: &str| match sim.request(c, &["MEMORY", "USAGE", key]) {
+        Reply::Int(n) => n,
+        other => panic!("{other:?}"),
+    };
+    let dataset = |sim: &mut Small<'_>| {
+        let memory = sim.request(c, &["INFO", "memory"]).text();
+        info_field(&memory, "used_memory_dataset") as i64
+    };
+    assert_eq!(sim.request(c, &["SET", "k", "v"]), Reply::ok());
+    let (small, small_dataset) = (usage(&mut sim, "k"), dataset(&mut sim));
+    let value = "x".repeat(200);
+    assert_eq!(sim.request(c, &["SET", "k", &value]), Reply::ok());
+    let (large, large_dataset) = (usage(&mut sim, "k"), dataset(&mut sim));
+    assert!(large >= small + 200, "{small} then {large}");
+    assert_eq!(large - small, large_dataset - small_dataset);
+    assert_eq!(sim.request(c, &["EXPIRE", "k", "10"]), int(1));
+    let volatile = usage(&mut sim, "k");
+    assert!(volatile > large, "{large} then {volatile}");
+    assert_eq!(sim.request(c, &["PERSIST", "k"]), int(1));
+    assert_eq!(usage(&mut sim, "k"), large);
+    assert_eq!(
+        sim.request(c, &["MEMORY", "USAGE", "k", "SAMPLES", "0", "samples", "5"]),
+        int(large)
+    );
+    assert_eq!(sim.request(c, &["MEMORY", "USAGE", "none"]), Reply::Nil);
+    assert_eq!(sim.request(c, &["SET", "t", "v", "PX", "5"]), Reply::ok());
+    assert!(usage(&mut sim, "t") > small);
+    sim.advance(6);
+    assert_eq!(sim.request(c, &["MEMORY", "USAGE", "t"]), Reply::Nil);
+    // Options are checked before the key is looked up, as Redis does.
+    for (words, reply) in [
+        (&["MEMORY", "USAGE", "none", "SAMPLES"][..], SYNTAX),
+        (&["MEMORY", "USAGE", "none", "SAMPLES", "-1"], SYNTAX),
+        (&["MEMORY", "USAGE", "none", "SAMPLES", "x"], NOT_INTEGER),
+        (&["MEMORY", "USAGE", "none", "FOO", "1"], SYNTAX),
+        (&["MEMORY", "USAGE", "k", "SAMPLES", "5", "extra"], SYNTAX),
+        (
+            &["MEMORY", "USAGE"],
+            "ERR wrong number of arguments for 'memory|usage' command",
+        ),
+        (
+            &["MEMORY"],
+            "ERR wrong number of arguments for 'memory' command",
+        ),
+        (
+            &["MEMORY", "STATS"],
+            "ERR unknown subcommand 'STATS'. Try MEMORY HELP.",
+        ),
+    ] {
+        assert_eq!(sim.request(c, words), Reply::error(reply), "{words:?}");
+    }
+    assert_eq!(sim.request(c, &["MEMORY", "PURGE"]), Reply::ok());
+}

@@ -393,7 +393,13 @@ impl<'a> Pool<'a> {
     /// The data capacity of the block at `offset`.
     #[cfg(test)]
     pub(crate) fn block_len(&self, offset: u32) -> usize {
-        self.header(offset as usize - HEADER).size - HEADER
+        self.block_size(offset) - HEADER
+    }
+
+    /// The pool bytes the live block whose data starts at `offset` takes, header and rounding
+    /// included: what it adds to [`used`](Self::used).
+    pub(crate) fn block_size(&self, offset: u32) -> usize {
+        self.header((offset as usize).saturating_sub(HEADER)).size
     }
 
     pub(crate) fn slice(&self, offset: u32, len: usize) -> &[u8] {

@@ -22,6 +22,7 @@
 //! | `expiry.rs` | deadlines from relative and absolute times, as Redis checks them |
 //! | `server.rs` | connection and server (`PING`, `AUTH`, `HELLO`, `CLIENT`, `INFO`, `FLUSHALL`, …) |
 //! | `config.rs` | `CONFIG GET`/`SET` |
+//! | `memory.rs` | `MEMORY USAGE`: the bytes a key takes, as `INFO memory` counts them |
 //! | `clients.rs` | `CLIENT LIST`/`KILL`: parsed here, answered by the server over its connections |
 //! | `transaction.rs` | `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH` |
 //! | `cluster.rs` | `CLUSTER`, `CLUSTERX`, `READONLY`, `READWRITE`, `ASKING`; redirection |
@@ -80,6 +81,8 @@ pub(crate) use hashes::live_entries;
 mod keys;
 #[cfg(feature = "lists")]
 mod lists;
+#[cfg(feature = "extended-commands")]
+mod memory;
 #[cfg(feature = "pubsub")]
 mod monitor;
 #[cfg(feature = "extended-commands")]

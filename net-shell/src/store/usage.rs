@@ -1,7 +1,10 @@
 //! What a store's memory holds ([`MemoryUse`], `INFO memory`), and the byte limit that covers
 //! the table's growth as well as keys and values.
 
-use super::Store;
+use timer_core::Tick;
+
+use super::timer_segments::TimerSlot;
+use super::{KeySlot, Store};
 
 /// The bytes a store holds, by part: what `INFO memory` reports.
 ///
@@ -70,6 +73,41 @@ impl Store<'_> {
                 + self.buckets.heads.allocated_bytes()
                 + self.timers.allocated_bytes(),
         }
+    }
+
+    /// The bytes live `key` takes (`MEMORY USAGE`), counted as [`memory`](Self::memory)
+    /// counts them: its pool block (key, value and the 8-byte header, rounded up to a size
+    /// class: a hash's index, fields and field deadlines, a list's room, are all in it), its
+    /// entry and hash bucket in the key table, and its timer slot if it has a time to live.
+    /// `None` if there is no such key, or it is past its deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::{Store, StoreArrays, Ttl};
+    ///
+    /// let mut arrays: StoreArrays<4, 1024> = StoreArrays::new();
+    /// let mut store = Store::new((&mut arrays).into(), 16, 512);
+    /// store.set(b"k", b"v", Ttl::Persist, 0).unwrap();
+    /// let small = store.key_memory(b"k", 0).unwrap();
+    /// store.set(b"k", &[0; 300], Ttl::Persist, 0).unwrap();
+    /// let large = store.key_memory(b"k", 0).unwrap();
+    /// assert_eq!(large - small, 320 - 16); // its block: 8 + 1 + 300 bytes, in a class of 320
+    /// store.set(b"k", &[0; 300], Ttl::At(10), 0).unwrap();
+    /// assert!(store.key_memory(b"k", 0).unwrap() > large); // and a timer slot
+    /// assert_eq!(store.key_memory(b"k", 11), None); // past its deadline
+    /// assert_eq!(store.key_memory(b"other", 0), None);
+    /// ```
+    pub fn key_memory(&mut self, key: &[u8], now: Tick) -> Option<usize> {
+        let index = self.find_live(key, now)?;
+        let entry = self.entry(index)?;
+        let timer = if entry.timer().is_some() {
+            core::mem::size_of::<TimerSlot<u32>>()
+        } else {
+            0
+        };
+        let table = core::mem::size_of::<KeySlot>() + core::mem::size_of::<u32>();
+        Some(self.pool.block_size(entry.offset) + table + timer)
     }
 
     /// Sets the pool's limit after the table grew or shrank: what the byte limit leaves once

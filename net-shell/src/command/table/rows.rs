@@ -16,6 +16,8 @@ use super::super::hash_ttl;
 use super::super::hashes;
 #[cfg(feature = "lists")]
 use super::super::lists;
+#[cfg(feature = "extended-commands")]
+use super::super::memory;
 #[cfg(feature = "pubsub")]
 use super::super::monitor;
 #[cfg(feature = "extended-commands")]
@@ -295,6 +297,8 @@ pub(crate) static ROWS: &[Command] = &[
     row("info", -1, LOADING_STALE, A::DANGEROUS, G::Server, server::info)
         .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     row("config", -2, F::empty(), A::empty(), G::Server, container).subcommands(CONFIG),
+    #[cfg(feature = "extended-commands")]
+    row("memory", -2, F::empty(), A::empty(), G::Server, container).subcommands(MEMORY),
     #[cfg(feature = "pubsub")]
     row("monitor", 1, ADMIN_CONFIG, A::empty(), G::Server, monitor::monitor),
     row("command", -1, LOADING_STALE, A::CONNECTION, G::Server, command_list).tips(NONDETERMINISTIC_ORDER)
@@ -405,6 +409,15 @@ static OBJECT: &[Command] = &[
     row("object|freq", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
     row("object|encoding", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
     row("object|refcount", 3, F::READONLY, A::KEYSPACE, G::Generic, keys::object).keys(2, 2, 1).tips(NONDETERMINISTIC).specs(KEY_2_RO),
+];
+
+#[cfg(feature = "extended-commands")]
+#[rustfmt::skip]
+static MEMORY: &[Command] = &[
+    #[cfg(feature = "command-docs")]
+    row("memory|help", 2, LOADING_STALE, A::empty(), G::Server, help),
+    row("memory|usage", -3, F::READONLY, A::empty(), G::Server, memory::usage).keys(2, 2, 1).specs(KEY_2_RO),
+    row("memory|purge", 2, F::empty(), A::empty(), G::Server, memory::purge).tips(ALL_SHARDS_SUCCEEDED),
 ];
 
 #[rustfmt::skip]
