@@ -861,3 +861,109 @@ fn hash_encoding_follows_the_configured_thresholds() {
     sim.request(c, &["HDEL", "low", "b"]);
     assert_eq!(encoding(&mut sim, "low"), "hashtable", "an index stays");
 }
+
+/// `HLEN` of hashes with an index (a value over 64 bytes) whose fields have deadlines at exact
+/// ticks, against a model, while deadlines are moved and removed (`HPERSIST`) and fields
+/// deleted, and time moves a tick at a time. The field sweep is given a budget of one hash, so
+/// at each tick `HLEN`s sent before it arrive while most due hashes are not yet swept: the
+/// count is the model's whether it comes from the hash's header (O(1)) or is counted.
+#[test]
+fn hlen_counts_live_fields_at_every_tick_while_the_sweep_is_behind() {
+    use host_tests::sim::{self, encode_str};
+    use net_shell::store::{Store, StoreMemory};
+    use std::collections::BTreeMap;
+    const HASHES: usize = 4;
+    let mut config = sim::config(Timeouts::new(0, 10_000, 10_000));
+    config.expire_budget = 1;
+    let mut buffers = ServerBuffers::default();
+    // Values up to 16 KiB: an indexed hash of 40 fields is over the simulation's usual 1 KiB.
+    let store = Store::new(StoreMemory::allocate(16, 65536), 64, 16 << 10);
+    let mut sim: Sim<4, 16, 65536> = Sim::with(&mut buffers, config, sim::SizedStore(store));
+    let c = sim.connect_ready();
+    let big = "v".repeat(70);
+    // Per hash: field -> its last live tick (`None`: no deadline).
+    let mut model: Vec<BTreeMap<String, Option<u64>>> = vec![BTreeMap::new(); HASHES];
+    for (h, fields) in model.iter_mut().enumerate() {
+        let key = format!("h{h}");
+        assert_eq!(sim.request(c, &["HSET", &key, "big", &big]), Reply::Int(1));
+        fields.insert("big".into(), None);
+        for f in 0..40 {
+            let field = format!("f{f}");
+            assert_eq!(sim.request(c, &["HSET", &key, &field, "1"]), Reply::Int(1));
+            fields.insert(field, None);
+        }
+        assert_eq!(
+            sim.request(c, &["OBJECT", "ENCODING", &key]),
+            Reply::bulk("hashtable")
+        );
+    }
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let start = sim.now;
+    while sim.now < start + 200 {
+        // A few changes at this tick.
+        for _ in 0..next(4) {
+            let h = next(HASHES as u64) as usize;
+            let key = format!("h{h}");
+            let field = format!("f{}", next(40));
+            let there = model[h].contains_key(&field);
+            match next(6) {
+                0..=2 => {
+                    let ms = 1 + next(30);
+                    let reply = sim.request(
+                        c,
+                        &["HPEXPIRE", &key, &ms.to_string(), "FIELDS", "1", &field],
+                    );
+                    if there {
+                        assert_eq!(reply, ints(&[1]));
+                        model[h].insert(field, Some(sim.now + ms));
+                    } else {
+                        assert_eq!(reply, ints(&[-2]));
+                    }
+                }
+                3 => {
+                    let reply = sim.request(c, &["HPERSIST", &key, "FIELDS", "1", &field]);
+                    if let Some(deadline) = model[h].get_mut(&field) {
+                        let code = if deadline.take().is_some() { 1 } else { -1 };
+                        assert_eq!(reply, ints(&[code]));
+                    }
+                }
+                4 => {
+                    let reply = sim.request(c, &["HDEL", &key, &field]);
+                    assert_eq!(
+                        reply,
+                        Reply::Int(i64::from(model[h].remove(&field).is_some()))
+                    );
+                }
+                _ => {
+                    assert_eq!(
+                        sim.request(c, &["HSET", &key, &field, "2"]),
+                        Reply::Int(i64::from(!there))
+                    );
+                    model[h].insert(field, None);
+                }
+            }
+        }
+        // `HLEN` of each hash, sent now and read at the next tick's first poll, which sweeps
+        // one hash before it reads them.
+        for h in 0..HASHES {
+            sim.queue(c, &encode_str(&["HLEN", &format!("h{h}")]));
+        }
+        sim.jump(1);
+        let now = sim.now;
+        let replies = sim.wait_replies(c, HASHES, now + 100);
+        let expected: Vec<Reply> = model
+            .iter_mut()
+            .map(|fields| {
+                fields.retain(|_, deadline| deadline.is_none_or(|at| at >= now));
+                Reply::Int(fields.len() as i64)
+            })
+            .collect();
+        assert_eq!(replies, expected, "at tick {}", now - start);
+    }
+}

@@ -69,13 +69,14 @@ impl<'a> Hash<'a> {
             .map(|(f, v, _)| (f, v))
     }
 
-    /// How many live fields (counted only when some field has a deadline).
+    /// How many live fields: of an indexed hash, its count in O(1) unless a field may be past
+    /// its deadline and not yet swept ([`Fields::earliest`] before `now`: only while the field
+    /// sweep is behind its budget), then counted.
     pub(super) fn len(self) -> usize {
-        let index = Fields::new(self.value);
-        if self.is_indexed() && index.volatile() == 0 {
-            return index.len();
-        }
-        self.pairs().count()
+        let known = self
+            .is_indexed()
+            .then(|| Fields::new(self.value).live_len(self.now));
+        known.flatten().unwrap_or_else(|| self.pairs().count())
     }
 
     /// Field `field`, live or past its deadline, with its value and deadline.
@@ -518,6 +519,12 @@ pub(crate) fn expire_fields(
         .filter_map(|(_, _, at)| at.filter(|&at| at >= now))
         .min();
     if expired == 0 {
+        if hash.is_indexed() && Fields::new(value).earliest() < now {
+            // A deadline removed since left the bound low: raised, so HLEN is O(1) again.
+            if let Some(value) = store.value_mut_unwritten(key, now) {
+                FieldsMut::new(value).note_earliest();
+            }
+        }
         return Some(FieldSweep {
             expired: 0,
             gone: false,

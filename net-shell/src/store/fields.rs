@@ -8,9 +8,10 @@
 //!
 //! # Layout
 //!
-//! A 28-byte header (the tag `ff ff ff ff`, which no packed value starts with; then, as
+//! A 36-byte header (the tag `ff ff ff ff`, which no packed value starts with; then, as
 //! little-endian `u32`s, the fields, the fields with a deadline, the index's slots, the slots
-//! left by removed fields, where the entries end, and the bytes of removed entries), the
+//! left by removed fields, where the entries end, and the bytes of removed entries; then, as a
+//! little-endian `u64`, a tick no field's deadline is before, [`Fields::earliest`]), the
 //! index, the entries, and room. The index is open addressing with linear probing over a
 //! power of two of `u32` slots, each 0 (empty), 1 (a removed field's) or the offset of a
 //! field's entry; the slot is chosen by keyed SipHash-1-3 of the field under the store's
@@ -37,7 +38,7 @@ use siphasher::sip::SipHasher13;
 /// The first bytes of a value in this encoding.
 pub const TAG: [u8; 4] = [0xff; 4];
 /// Bytes before the index.
-pub const HEADER: usize = 28;
+pub const HEADER: usize = 36;
 const EMPTY: u32 = 0;
 const REMOVED: u32 = 1;
 /// Header fields, by offset.
@@ -47,6 +48,8 @@ const SLOTS: usize = 12;
 const GONE: usize = 16;
 const END: usize = 20;
 const DEAD: usize = 24;
+/// A tick no field's deadline is before (`u64`).
+const EARLIEST: usize = 28;
 /// The bytes of a field's deadline in its entry: the tick, or 0 for none.
 const DEADLINE: usize = 8;
 
@@ -114,6 +117,44 @@ impl<'a> Fields<'a> {
     /// How many fields have a deadline.
     pub fn volatile(&self) -> usize {
         read_u32(self.bytes, VOLATILE)
+    }
+
+    /// A tick no field's deadline is before (`u64::MAX` when no field has one): the earliest
+    /// deadline itself after the hash is written anew or swept
+    /// ([`remove_where`](FieldsMut::remove_where), [`FieldsMut::note_earliest`]), and in between
+    /// the earliest of those and every deadline given since (a deadline removed leaves it as it
+    /// is). So while `earliest() >= now` no field is past its deadline, and [`len`](Self::len)
+    /// counts live fields only: `HLEN` in O(1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use net_shell::store::fields::{capacity_for, entry_len, FieldHasher, Fields, FieldsMut, FieldsWriter};
+    ///
+    /// let hasher = FieldHasher::default();
+    /// let (slots, len) = capacity_for(2, 2 * entry_len(b"f", b"v"));
+    /// let mut bytes = vec![0; len];
+    /// let mut writer = FieldsWriter::new(&mut bytes, slots);
+    /// writer.push(&hasher, b"f", b"v", &50u64.to_le_bytes());
+    /// writer.push(&hasher, b"g", b"v", &90u64.to_le_bytes());
+    /// writer.finish();
+    /// assert_eq!(Fields::new(&bytes).earliest(), 50);
+    /// let mut fields = FieldsMut::new(&mut bytes);
+    /// fields.set_meta(&hasher, b"f", b""); // f's deadline goes: 50 stays a bound
+    /// assert_eq!(Fields::new(&bytes).earliest(), 50);
+    /// FieldsMut::new(&mut bytes).note_earliest();
+    /// assert_eq!(Fields::new(&bytes).earliest(), 90);
+    /// ```
+    pub fn earliest(&self) -> u64 {
+        read_u64(self.bytes, EARLIEST)
+    }
+
+    /// How many fields are live at `now` (a field lives through its deadline), when that is
+    /// known in O(1): no field has a deadline, or none is before `now`
+    /// ([`earliest`](Self::earliest)). `None` while some field may be past its deadline and
+    /// not yet removed: the caller counts.
+    pub fn live_len(&self, now: u64) -> Option<usize> {
+        (self.volatile() == 0 || self.earliest() >= now).then(|| self.len())
     }
 
     /// Every field's entry, in the order they were written.
@@ -277,6 +318,7 @@ impl<'a> FieldsMut<'a> {
         if let Some(at) = self.bytes.get_mut(next - DEADLINE..next) {
             write_deadline(at, meta);
         }
+        self.lower_earliest(meta);
         true
     }
 
@@ -309,6 +351,7 @@ impl<'a> FieldsMut<'a> {
                 }
                 let volatile = read_u32(self.bytes, VOLATILE) + usize::from(!meta.is_empty());
                 self.set_u32(VOLATILE, volatile - usize::from(old_volatile));
+                self.lower_earliest(meta);
                 Some(false)
             }
             Probe::Absent { slot } => {
@@ -325,6 +368,7 @@ impl<'a> FieldsMut<'a> {
                 if !meta.is_empty() {
                     self.add(VOLATILE, 1);
                 }
+                self.lower_earliest(meta);
                 Some(true)
             }
             Probe::Full => None,
@@ -380,10 +424,14 @@ impl<'a> FieldsMut<'a> {
         let mut at = slot_at(read_u32(self.bytes, SLOTS));
         let end = read_u32(self.bytes, END).min(self.bytes.len());
         let mut removed = 0;
+        let mut earliest = u64::MAX;
         while at < end {
             let Some((live, entry, next)) = read_entry(self.bytes, at) else {
+                // A malformed value: no bound is known.
+                earliest = 0;
                 break;
             };
+            let deadline = deadline_of(entry.2);
             // The entry's slot, found while the entry is borrowed; changed after.
             let slot = (live && remove(entry))
                 .then(|| match probe(self.bytes, hasher.hash(entry.0), entry.0) {
@@ -402,10 +450,26 @@ impl<'a> FieldsMut<'a> {
                 self.add(GONE, 1);
                 self.add(COUNT, -1);
                 removed += 1;
+            } else if live {
+                earliest = earliest.min(deadline);
             }
             at = next;
         }
+        write_u64(self.bytes, EARLIEST, earliest);
         removed
+    }
+
+    /// Sets [`Fields::earliest`] to the earliest deadline of the fields, in one walk (a sweep
+    /// that found no field past its deadline: a bound left low by a deadline removed since is
+    /// raised, so `HLEN` is O(1) again).
+    pub fn note_earliest(&mut self) {
+        let _ = self.remove_where(&FieldHasher::default(), |_| false);
+    }
+
+    /// A deadline `meta` (empty: none) was given: [`Fields::earliest`] is at most it.
+    fn lower_earliest(&mut self, meta: &[u8]) {
+        let earliest = read_u64(self.bytes, EARLIEST).min(deadline_of(meta));
+        write_u64(self.bytes, EARLIEST, earliest);
     }
 
     /// Marks the entry at `offset..next` removed.
@@ -443,6 +507,7 @@ impl<'b> FieldsWriter<'b> {
         }
         write_u32(buf, SLOTS, slots);
         write_u32(buf, END, start);
+        write_u64(buf, EARLIEST, u64::MAX);
         Self { bytes: buf }
     }
 
@@ -536,6 +601,24 @@ fn read_entry(bytes: &[u8], at: usize) -> Option<(bool, Entry<'_>, usize)> {
         deadline
     };
     Some((live, (field, value, meta), next + DEADLINE))
+}
+
+/// A field's deadline from its deadline bytes; `u64::MAX` for none.
+fn deadline_of(meta: &[u8]) -> u64 {
+    <[u8; DEADLINE]>::try_from(meta).map_or(u64::MAX, u64::from_le_bytes)
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at.saturating_add(8))
+        .and_then(|n| <[u8; 8]>::try_from(n).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+fn write_u64(bytes: &mut [u8], at: usize, n: u64) {
+    if let Some(word) = bytes.get_mut(at..at.saturating_add(8)) {
+        word.copy_from_slice(&n.to_le_bytes());
+    }
 }
 
 fn write_u32(bytes: &mut [u8], at: usize, n: usize) {
@@ -663,6 +746,111 @@ mod tests {
         for field in &kept {
             assert!(seen.contains(field), "{field:?} not given");
         }
+    }
+
+    /// The deadline of a model field's deadline bytes (`u64::MAX`: none).
+    fn model_deadline(meta: &[u8]) -> u64 {
+        deadline_of(meta)
+    }
+
+    /// Fields given deadlines at exact ticks, deadlines moved, removed (`HPERSIST`) and fields
+    /// deleted while time moves a tick or two at a time, swept at random ticks (as the field
+    /// timer does, sometimes late): `earliest` is never after a live field's deadline, is the
+    /// earliest deadline itself after a sweep or a rewrite, and `live_len` (`HLEN`), when it
+    /// answers, answers the model's count of live fields, which it always does right after a
+    /// sweep.
+    #[test]
+    fn live_len_matches_a_model_with_fields_expiring_at_exact_ticks() {
+        let hasher = FieldHasher([5; 16]);
+        let mut model: HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)> = HashMap::new();
+        let mut bytes = written(&model, &hasher);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut now, mut answered, mut counted) = (1u64, 0, 0);
+        for step in 0..30_000 {
+            let moved = next(3) / 2;
+            now += moved;
+            // The sweep runs when time moves, as the server's does, but not always (its
+            // budget spent on other hashes), and at other times too.
+            let op = if moved > 0 && next(4) > 0 {
+                12
+            } else {
+                next(16)
+            };
+            let field = std::format!("f{}", next(700)).into_bytes();
+            let meta = match next(3) {
+                0 => Vec::new(),
+                _ => (now + 1 + next(40)).to_le_bytes().to_vec(),
+            };
+            let mut exact = false;
+            match op {
+                0..=6 => {
+                    let value = vec![b'v'; next(80) as usize];
+                    let added = !model.contains_key(&field);
+                    model.insert(field.clone(), (value.clone(), meta.clone()));
+                    if FieldsMut::new(&mut bytes).set(&hasher, &field, &value, &meta) != Some(added)
+                    {
+                        bytes = written(&model, &hasher);
+                        exact = true;
+                    }
+                }
+                7..=9 => {
+                    let there = model
+                        .get_mut(&field)
+                        .map(|(_, m)| *m = meta.clone())
+                        .is_some();
+                    let set = FieldsMut::new(&mut bytes).set_meta(&hasher, &field, &meta);
+                    assert_eq!(set, there);
+                }
+                10..=11 => {
+                    let was = model.remove(&field).is_some();
+                    assert_eq!(FieldsMut::new(&mut bytes).remove(&hasher, &field), was);
+                }
+                12..=14 => {
+                    // The field timer's sweep at `now`: fields before `now` go.
+                    let due = |meta: &[u8]| model_deadline(meta) < now;
+                    let before = model.len();
+                    model.retain(|_, (_, m)| !due(m));
+                    let gone = FieldsMut::new(&mut bytes).remove_where(&hasher, |e| due(e.2));
+                    assert_eq!(gone, before - model.len());
+                    exact = true;
+                }
+                _ => {
+                    FieldsMut::new(&mut bytes).note_earliest();
+                    exact = true;
+                }
+            }
+            let fields = Fields::new(&bytes);
+            let earliest = model.values().map(|(_, m)| model_deadline(m)).min();
+            let earliest = earliest.unwrap_or(u64::MAX);
+            assert!(fields.earliest() <= earliest, "step {step}");
+            if exact {
+                assert_eq!(fields.earliest(), earliest, "step {step}");
+            }
+            let live = model
+                .values()
+                .filter(|(_, m)| model_deadline(m) >= now)
+                .count();
+            match fields.live_len(now) {
+                Some(len) => {
+                    assert_eq!(len, live, "step {step} at {now}");
+                    answered += 1;
+                }
+                None => counted += 1,
+            }
+            let swept = exact && model.values().all(|(_, m)| model_deadline(m) >= now);
+            assert!(!swept || fields.live_len(now).is_some(), "step {step}");
+        }
+        // Both paths ran: O(1) mostly, counting while fields were due and not yet swept.
+        assert!(
+            answered > 3 * counted && counted > 100,
+            "{answered} {counted}"
+        );
     }
 
     #[test]

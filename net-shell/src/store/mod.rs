@@ -392,6 +392,17 @@ impl<'a> Store<'a> {
         Some(self.pool.slice_mut(offset, len))
     }
 
+    /// The value of a live key, to change in place without a new write stamp: for bookkeeping
+    /// in a value that no reply depends on, as a large hash's bound on its fields' deadlines
+    /// ([`fields::Fields::earliest`]), which a sweep raises without `WATCH` seeing a write.
+    #[cfg(feature = "hashes")]
+    pub(crate) fn value_mut_unwritten(&mut self, key: &[u8], now: Tick) -> Option<&mut [u8]> {
+        let index = self.find_live(key, now)?;
+        let entry = self.entry(index)?;
+        let (offset, len) = (entry.offset + entry.key_len, entry.value_len as usize);
+        Some(self.pool.slice_mut(offset, len))
+    }
+
     /// The keyed hash that places a large hash's fields in its index ([`fields`]): the
     /// store's [`HashKey`], so clients cannot choose fields that collide.
     #[cfg(feature = "hashes")]
