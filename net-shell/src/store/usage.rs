@@ -232,6 +232,47 @@ mod tests {
         assert_eq!(store.timers.capacity(), 0);
     }
 
+    /// `key_memory` is `memory`'s count taken key by key: over keys of every size, some with a
+    /// time to live, the keys' figures add up to the pool bytes in use plus an entry and a
+    /// bucket per key and a timer slot per volatile key.
+    #[test]
+    fn key_memory_adds_up_to_the_stores_count() {
+        use super::super::timer_segments::TimerSlot;
+        use super::super::KeySlot;
+        let mut store = Store::new(StoreMemory::allocate(1 << 10, 1 << 20), 16, 4096);
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..3_000 {
+            let key = (next(500) as u32).to_le_bytes();
+            let value = std::vec![7; next(4096) as usize];
+            let ttl = if next(3) == 0 {
+                Ttl::At(1_000 + next(1_000))
+            } else {
+                Ttl::Persist
+            };
+            store.set(&key, &value, ttl, 0).unwrap();
+            if next(5) == 0 {
+                store.delete(&key, 0);
+            }
+        }
+        let keys: u32 = 500;
+        let sum: usize = (0..keys)
+            .filter_map(|k| store.key_memory(&k.to_le_bytes(), 0))
+            .sum();
+        let table = core::mem::size_of::<KeySlot>() + core::mem::size_of::<u32>();
+        let timer = core::mem::size_of::<TimerSlot<u32>>();
+        assert!(store.volatile_len() > 10 && store.len() > 100);
+        assert_eq!(
+            sum,
+            store.memory().keys_and_values + store.len() * table + store.volatile_len() * timer
+        );
+    }
+
     /// The table's allocated chunks count against the byte limit: a store whose limit its
     /// table fills refuses new keys with `BytesFull` and keeps the ones it has.
     #[test]
