@@ -78,6 +78,33 @@ fn rewrite_after_reply(
     }
 }
 
+/// Changes `fields` of hash `key` by `rule`, after the command wrote its reply from `mark` on,
+/// and arms the hash's field timer when some field gets deadline `new_deadline`: the timer's
+/// room is made sure of first, so that a refusal (the reply giving way to the error) changes
+/// nothing. `Ok`, the fields left.
+fn change_named_fields(
+    ctx: &mut Context<'_, '_>,
+    out: &mut ReplyWriter<'_>,
+    key: &[u8],
+    (fields, rule, new_deadline): (&[&[u8]], ChangeRule<'_>, Option<Tick>),
+    mark: usize,
+) -> Result<usize, Reply> {
+    if new_deadline.is_some() {
+        ctx.field_timer_for(key, out, mark)?;
+    }
+    let edit = Edit {
+        changed: Named::each(fields),
+        change: Some(rule),
+        ..Edit::default()
+    };
+    let left = rewrite_after_reply(ctx, out, key, (&edit, mark))?;
+    if let Some(at) = new_deadline {
+        // The room was there a moment ago.
+        let _ = ctx.field_timers.add(key, at);
+    }
+    Ok(left)
+}
+
 /// A field's state (`None`: no such field; else its deadline) when a command that changes
 /// fields by `rule` comes to `fields[i]`: as in the hash, or, for a field named before, as
 /// the rule left it (Redis changes fields one after another).
@@ -265,17 +292,8 @@ fn hexpire_generic(
     if !changed {
         return Ok(After::Continue);
     }
-    if !deleted {
-        if let Err(reply) = ctx.field_timer_for(key, out, mark) {
-            return reply;
-        }
-    }
-    let edit = Edit {
-        changed: Named::each(fields),
-        change: Some(&rule),
-        ..Edit::default()
-    };
-    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
+    let new_deadline = (!deleted).then_some(deadline);
+    let left = match change_named_fields(ctx, out, key, (fields, &rule, new_deadline), mark) {
         Ok(left) => left,
         Err(reply) => return reply,
     };
@@ -285,8 +303,6 @@ fn hexpire_generic(
             ctx.notify(Class::Generic, "del", key);
         }
     } else {
-        // The room was there a moment ago.
-        let _ = ctx.field_timers.add(key, deadline);
         ctx.notify(Class::Hash, "hexpire", key);
     }
     Ok(After::Continue)
@@ -564,24 +580,10 @@ pub(crate) fn hgetex(
         GetexChange::Deadline(at) if updated => Some(at),
         _ => None,
     };
-    if new_deadline.is_some() {
-        if let Err(reply) = ctx.field_timer_for(key, out, mark) {
-            return reply;
-        }
-    }
-    let edit = Edit {
-        changed: Named::each(fields),
-        change: Some(&rule),
-        ..Edit::default()
-    };
-    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
+    let left = match change_named_fields(ctx, out, key, (fields, &rule, new_deadline), mark) {
         Ok(left) => left,
         Err(reply) => return reply,
     };
-    if let Some(at) = new_deadline {
-        // The room was there a moment ago.
-        let _ = ctx.field_timers.add(key, at);
-    }
     match change {
         GetexChange::Persist if updated => ctx.notify(Class::Hash, "hpersist", key),
         _ if updated => ctx.notify(Class::Hash, "hexpire", key),
