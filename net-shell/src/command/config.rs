@@ -715,6 +715,20 @@ mod tests {
         }
     }
 
+    /// Every build has the timeouts: a value is taken whole, a refused one changes nothing.
+    #[test]
+    fn a_timeout_takes_an_integer_and_a_refusal_changes_nothing() {
+        let mut settings = Settings::default();
+        assert_eq!(set(&mut settings, "idle-timeout-ms", "2500"), Ok(()));
+        assert_eq!(settings.timeouts.idle_ms, 2500);
+        assert_eq!(set(&mut settings, "timeout", "3"), Ok(()));
+        assert_eq!(settings.timeouts.idle_ms, 3000);
+        assert!(set(&mut settings, "idle-timeout-ms", "soon").is_err());
+        assert!(set(&mut settings, "idle-timeout-ms", "-1").is_err());
+        assert_eq!(settings.timeouts.idle_ms, 3000);
+    }
+
+    #[cfg(feature = "hashes")]
     #[test]
     fn hash_thresholds_take_redis_range_and_errors() {
         let mut settings = Settings::default();
@@ -756,6 +770,7 @@ mod tests {
         assert_eq!(settings.hash_packing.max_len, 1024);
     }
 
+    #[cfg(feature = "lists")]
     #[test]
     fn list_node_settings_take_a_c_int() {
         let mut settings = Settings::default();
