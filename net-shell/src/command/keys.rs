@@ -301,12 +301,14 @@ fn copy_value(
     out: &mut ReplyWriter<'_>,
 ) -> Result<(), Reply> {
     let now = ctx.clock.now;
-    let (kind, value) = ctx.store.get_kind(from, now).unwrap_or_default();
     // A hash's field deadlines need a timer under the new key: refused before anything
     // changes where none is free.
     #[cfg(feature = "hashes")]
-    if kind == ValueKind::Hash && super::earliest_field_deadline(value, now).is_some() {
-        super::field_timer_for_copy(ctx, to, out)?;
+    {
+        let (kind, value) = ctx.store.get_kind(from, now).unwrap_or_default();
+        if kind == ValueKind::Hash && super::earliest_field_deadline(value, now).is_some() {
+            super::field_timer_for_copy(ctx, to, out)?;
+        }
     }
     let (kind, value) = ctx.store.get_kind(from, now).unwrap_or_default();
     let len = value.len();
