@@ -28,6 +28,8 @@ mod settings;
 mod sntp;
 mod stats;
 pub mod store;
+#[cfg(any(test, feature = "hashes"))]
+mod xorshift;
 
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};
 pub use command::MAX_ARGS;

@@ -317,14 +317,11 @@ mod tests {
     #[test]
     fn no_packet_content_panics() {
         // Every flag byte and stratum over an otherwise random header, at every length.
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut rng = crate::xorshift::Xorshift::new(0x9e37_79b9_7f4a_7c15);
         for round in 0..4096u32 {
             let mut packet = [0u8; PACKET_LEN + 4];
             for byte in packet.iter_mut() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *byte = seed as u8;
+                *byte = rng.next_u64() as u8;
             }
             packet[0] = round as u8;
             packet[1] = (round >> 8) as u8;

@@ -445,21 +445,14 @@ impl GrowingTimers {
 mod tests {
     use super::*;
 
-    fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
-
     /// A hash has one timer however many of its fields have deadlines, due the tick after
     /// the earliest; a later deadline leaves it, an earlier one moves it. Fixed and growing
     /// memory alike.
     fn one_timer_per_hash(mut timers: FieldTimers<'_>) {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut rng = crate::xorshift::Xorshift::new(0x9E37_79B9_7F4A_7C15);
         let mut earliest = Tick::MAX;
         for _ in 0..10_000 {
-            let deadline = 1_000 + xorshift(&mut x) % 1_000_000;
+            let deadline = 1_000 + rng.below(1_000_000);
             earliest = earliest.min(deadline);
             timers.add(b"k", deadline).unwrap();
             assert_eq!(timers.len(), 1);

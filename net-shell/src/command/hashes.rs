@@ -1020,15 +1020,11 @@ pub(crate) fn hrandfield(
         return error(out, "ERR value is out of range");
     }
     // Any start will do: a mix of the time and the command count picks one.
-    let mut seed = (ctx.clock.now ^ ctx.stats.total_commands_processed.rotate_left(17))
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        | 1;
-    let mut draw = |below: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % below.max(1) as u64) as usize
-    };
+    let mut rng = crate::xorshift::Xorshift::new(
+        (ctx.clock.now ^ ctx.stats.total_commands_processed.rotate_left(17))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    );
+    let mut draw = |below: usize| rng.below(below as u64) as usize;
     ctx.read(argv[1]);
     let hash = hash_or_return!(ctx, argv[1], out);
     let Some(count) = count else {

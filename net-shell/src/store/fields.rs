@@ -764,13 +764,8 @@ mod tests {
         let hasher = FieldHasher([5; 16]);
         let mut model: HashMap<Vec<u8>, (Vec<u8>, Vec<u8>)> = HashMap::new();
         let mut bytes = written(&model, &hasher);
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         let (mut now, mut answered, mut counted) = (1u64, 0, 0);
         for step in 0..30_000 {
             let moved = next(3) / 2;

@@ -769,13 +769,8 @@ mod tests {
     fn check_set_predicts_set() {
         let mut arrays = StoreArrays::<4, 96>::new();
         let mut s = store(&mut arrays, 6, 40);
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         let mut now = 0;
         for _ in 0..20_000 {
             now += next(3);

@@ -186,13 +186,10 @@ mod tests {
             store.set(&n.to_le_bytes(), b"value", ttl, 0).unwrap();
         }
         let grown = store.memory();
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut rng = crate::xorshift::Xorshift::new(0x9e37_79b9_7f4a_7c15);
         let mut kept = std::vec::Vec::new();
         for n in 0..KEYS {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            if seed % 10 == 0 {
+            if rng.below(10) == 0 {
                 kept.push(n);
             } else {
                 assert!(store.delete(&n.to_le_bytes(), 0));
@@ -240,13 +237,8 @@ mod tests {
         use super::super::timer_segments::TimerSlot;
         use super::super::KeySlot;
         let mut store = Store::new(StoreMemory::allocate(1 << 10, 1 << 20), 16, 4096);
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: u64| rng.below(n);
         for _ in 0..3_000 {
             let key = (next(500) as u32).to_le_bytes();
             let value = std::vec![7; next(4096) as usize];
