@@ -114,16 +114,25 @@ fn state_seen(
     i: usize,
     rule: ChangeRule<'_>,
 ) -> Option<Option<Tick>> {
+    field_seen(hash, fields, i, rule).map(|(at, _)| at)
+}
+
+/// [`state_seen`], with the field's value: one lookup for commands that answer with it.
+fn field_seen<'v>(
+    hash: Option<Hash<'v>>,
+    fields: &[&[u8]],
+    i: usize,
+    rule: ChangeRule<'_>,
+) -> Option<(Option<Tick>, &'v [u8])> {
     let field = fields[i];
-    let state = hash.and_then(|hash| hash.deadline(field));
+    let (current, value) = hash?.deadline_and_value(field)?;
     if !fields[..i].contains(&field) {
-        return state;
+        return Some((current, value));
     }
-    let current = state?;
     match rule(current) {
-        None => Some(current),
+        None => Some((current, value)),
         Some(FieldChange::Delete) => None,
-        Some(FieldChange::Deadline(at)) => Some(at),
+        Some(FieldChange::Deadline(at)) => Some((at, value)),
     }
 }
 
@@ -446,12 +455,7 @@ pub(crate) fn hpersist(
         out.integer(code)?;
     }
     if changed {
-        let edit = Edit {
-            changed: Named::each(fields),
-            change: Some(&rule),
-            ..Edit::default()
-        };
-        if let Err(reply) = rewrite_after_reply(ctx, out, key, (&edit, mark)) {
+        if let Err(reply) = change_named_fields(ctx, out, key, (fields, &rule, None), mark) {
             return reply;
         }
         ctx.notify(Class::Hash, "hpersist", key);
@@ -477,21 +481,15 @@ pub(crate) fn hgetdel(
     let mark = out.len();
     let mut changed = false;
     out.array_header(fields.len())?;
-    for (i, &field) in fields.iter().enumerate() {
-        let there = state_seen(hash, fields, i, &rule).is_some();
-        let value = hash.and_then(|hash| hash.get(field)).filter(|_| there);
-        changed |= there;
+    for i in 0..fields.len() {
+        let value = field_seen(hash, fields, i, &rule).map(|(_, value)| value);
+        changed |= value.is_some();
         super::bulk_or_nil(out, value)?;
     }
     if !changed {
         return Ok(After::Continue);
     }
-    let edit = Edit {
-        changed: Named::each(fields),
-        change: Some(&rule),
-        ..Edit::default()
-    };
-    let left = match rewrite_after_reply(ctx, out, key, (&edit, mark)) {
+    let left = match change_named_fields(ctx, out, key, (fields, &rule, None), mark) {
         Ok(left) => left,
         Err(reply) => return reply,
     };
@@ -561,12 +559,10 @@ pub(crate) fn hgetex(
     let mark = out.len();
     let (mut updated, mut deleted) = (false, false);
     out.array_header(fields.len())?;
-    for (i, &field) in fields.iter().enumerate() {
-        let state = state_seen(hash, fields, i, &rule);
-        let value = hash
-            .and_then(|hash| hash.get(field))
-            .filter(|_| state.is_some());
-        match state.and_then(rule) {
+    for i in 0..fields.len() {
+        let seen = field_seen(hash, fields, i, &rule);
+        let value = seen.map(|(_, value)| value);
+        match seen.and_then(|(at, _)| rule(at)) {
             Some(FieldChange::Delete) => deleted = true,
             Some(FieldChange::Deadline(_)) => updated = true,
             None => {}

@@ -100,7 +100,8 @@ impl<'a> Hash<'a> {
         self.deadline_and_value(field).map(|(at, _)| at)
     }
 
-    fn deadline_and_value(self, field: &[u8]) -> Option<(Option<Tick>, &'a [u8])> {
+    /// The deadline and value of live `field`.
+    pub(super) fn deadline_and_value(self, field: &[u8]) -> Option<(Option<Tick>, &'a [u8])> {
         let now = self.now;
         let (value, at) = self.entry(field)?;
         at.is_none_or(|at| at >= now).then_some((at, value))
@@ -1022,7 +1023,8 @@ pub(crate) fn hrandfield(
     // Any start will do: a mix of the time and the command count picks one.
     let mut rng = crate::xorshift::Xorshift::new(
         (ctx.clock.now ^ ctx.stats.total_commands_processed.rotate_left(17))
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            | 1,
     );
     let mut draw = |below: usize| rng.below(below as u64) as usize;
     ctx.read(argv[1]);
