@@ -28,7 +28,7 @@ mod settings;
 mod sntp;
 mod stats;
 pub mod store;
-#[cfg(any(test, feature = "hashes"))]
+#[cfg(any(test, feature = "hashes", feature = "sntp"))]
 mod xorshift;
 
 pub use auth::{PasswordTooLong, Security, MAX_PASSWORD_LEN};

@@ -1108,13 +1108,8 @@ mod tests {
             let mut pool = pool_of(&mut bytes);
             let mut owners = Offsets(vec![0; 512]);
             let mut lens: Vec<Option<usize>> = vec![None; 512];
-            let mut state = seed;
-            let mut next = |n: usize| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % n as u64) as usize
-            };
+            let mut rng = crate::xorshift::Xorshift::new(seed);
+            let mut next = |n: usize| rng.below(n as u64) as usize;
             let mut refused_fitting = 0;
             for round in 0..rounds {
                 let owner = next(lens.len());

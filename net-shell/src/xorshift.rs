@@ -1,15 +1,19 @@
 //! Marsaglia's xorshift64: cheap seeded draws where any spread will do, as `HRANDFIELD`'s picks
-//! (Redis uses its own `random()` there, no stronger), and for seeded tests. Not for anything a
-//! client gains by predicting.
+//! (Redis uses its own `random()` there, no stronger) and SNTP's port and nonces (seeded per
+//! board, against off-path forgery only), and for seeded tests.
 
 /// A xorshift64 generator.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Xorshift(u64);
 
 impl Xorshift {
-    /// Seeded with `seed`, made odd: a zero state would stay zero.
+    /// Seeded with `seed` (0, which would stay 0, stands for a fixed odd seed).
     pub(crate) const fn new(seed: u64) -> Self {
-        Self(seed | 1)
+        Self(if seed == 0 {
+            0x9e37_79b9_7f4a_7c15
+        } else {
+            seed
+        })
     }
 
     /// The next 64 bits.

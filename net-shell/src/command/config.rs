@@ -272,11 +272,7 @@ impl Param {
                 out.bulk(text.as_bytes())
             }
             #[cfg(feature = "lists")]
-            Kind::Number { get, .. } => {
-                let mut text: heapless::String<20> = heapless::String::new();
-                let _ = write!(text, "{}", get(settings));
-                out.bulk(text.as_bytes())
-            }
+            Kind::Number { get, .. } => out.bulk(Decimal::signed(get(settings)).as_bytes()),
         }
     }
 
@@ -593,24 +589,28 @@ pub fn parse_memory(text: &[u8]) -> Option<u64> {
     }
     let (number, unit) = text.split_at(digits);
     let number = parse_i64(number).filter(|&n| n >= 0)? as u64;
-    if unit.len() > 2 {
-        return None;
+    number.checked_mul(memory_unit(unit)?)
+}
+
+/// The bytes one of Redis' memory units stands for: none or `b` 1, `k` 1000, `kb` 1024, `m`,
+/// `mb`, `g`, `gb`, in any case.
+fn memory_unit(unit: &[u8]) -> Option<u64> {
+    const UNITS: [(&[u8], u64); 7] = [
+        (b"b", 1),
+        (b"k", 1000),
+        (b"kb", 1024),
+        (b"m", 1000 * 1000),
+        (b"mb", 1024 * 1024),
+        (b"g", 1000 * 1000 * 1000),
+        (b"gb", 1024 * 1024 * 1024),
+    ];
+    if unit.is_empty() {
+        return Some(1);
     }
-    let mut lower = [0u8; 2];
-    for (l, b) in lower.iter_mut().zip(unit) {
-        *l = b.to_ascii_lowercase();
-    }
-    let multiplier: u64 = match &lower[..unit.len()] {
-        b"" | b"b" => 1,
-        b"k" => 1000,
-        b"kb" => 1024,
-        b"m" => 1000 * 1000,
-        b"mb" => 1024 * 1024,
-        b"g" => 1000 * 1000 * 1000,
-        b"gb" => 1024 * 1024 * 1024,
-        _ => return None,
-    };
-    number.checked_mul(multiplier)
+    UNITS
+        .iter()
+        .find(|(name, _)| unit.eq_ignore_ascii_case(name))
+        .map(|&(_, bytes)| bytes)
 }
 
 /// A memory size as `CONFIG SET` reads one (Redis' `memtoull`, quirks included): the text up to
@@ -624,23 +624,7 @@ fn memtoull(text: &[u8]) -> Option<u64> {
     }
     let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
     let (number, unit) = text.split_at(digits);
-    let multiplier: u64 = if unit.is_empty() || unit.eq_ignore_ascii_case(b"b") {
-        1
-    } else if unit.eq_ignore_ascii_case(b"k") {
-        1000
-    } else if unit.eq_ignore_ascii_case(b"kb") {
-        1024
-    } else if unit.eq_ignore_ascii_case(b"m") {
-        1000 * 1000
-    } else if unit.eq_ignore_ascii_case(b"mb") {
-        1024 * 1024
-    } else if unit.eq_ignore_ascii_case(b"g") {
-        1000 * 1000 * 1000
-    } else if unit.eq_ignore_ascii_case(b"gb") {
-        1024 * 1024 * 1024
-    } else {
-        return None;
-    };
+    let multiplier = memory_unit(unit)?;
     // Redis copies the digits into a 128-byte buffer first.
     if digits >= 128 {
         return None;

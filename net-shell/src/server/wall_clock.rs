@@ -26,6 +26,7 @@ use timer_core::Tick;
 
 use super::Server;
 use crate::sntp::{self, Rejected};
+use crate::xorshift::Xorshift;
 
 /// Time between two syncs once one has succeeded: an hour. A board's crystal drifts perhaps
 /// 50 ppm, 180 ms an hour; `EXPIREAT` needs no better.
@@ -138,8 +139,8 @@ pub(super) struct Sntp {
     next_at: Tick,
     /// The wait after the next request before another.
     retry_ms: u64,
-    /// xorshift64 state for the nonces.
-    random: u64,
+    /// Draws the nonces.
+    random: Xorshift,
     /// The last sync, until the board takes it.
     synced: Option<ClockSync>,
 }
@@ -168,8 +169,8 @@ impl Sntp {
         );
         // An ephemeral port that differs between boards seeded differently, so a forger must
         // guess it as well as the nonce.
-        let mut random = seed ^ 0x6a09_e667_f3bc_c908;
-        let port = 49152 + (next_random(&mut random) % 16384) as u16;
+        let mut random = Xorshift::new(seed ^ 0x6a09_e667_f3bc_c908);
+        let port = 49152 + random.below(16384) as u16;
         // Binding a port other than 0 on a fresh socket cannot fail.
         let _ = socket.bind(port);
         if let Some(handle) = dhcp {
@@ -200,17 +201,6 @@ impl Sntp {
         self.next_at = now;
         self.retry_ms = FIRST_RETRY_MS;
     }
-}
-
-/// The next xorshift64 value (never 0 from a state that is not 0).
-fn next_random(state: &mut u64) -> u64 {
-    if *state == 0 {
-        *state = 0x9e37_79b9_7f4a_7c15;
-    }
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
 }
 
 /// The first usable NTP server in a DHCP ACK's option 42, if any.
@@ -304,7 +294,7 @@ impl Server<'_> {
             debug!("SNTP: no reply from {}; asking again", server);
             sntp.retry_ms = sntp.retry_ms.saturating_mul(2).min(MAX_RETRY_MS);
         }
-        let nonce = next_random(&mut sntp.random);
+        let nonce = sntp.random.next_u64();
         let mut request = [0; sntp::PACKET_LEN];
         sntp::request(nonce, &mut request);
         let to = IpEndpoint::new(IpAddress::Ipv4(server), sntp::PORT);

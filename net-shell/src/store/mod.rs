@@ -387,6 +387,11 @@ impl<'a> Store<'a> {
     pub fn value_mut(&mut self, key: &[u8], now: Tick) -> Option<&mut [u8]> {
         let index = self.find_live(key, now)?;
         self.stamp_written(index);
+        self.value_at_mut(index)
+    }
+
+    /// The value of the key at entry `index`.
+    fn value_at_mut(&mut self, index: u32) -> Option<&mut [u8]> {
         let entry = self.entry(index)?;
         let (offset, len) = (entry.offset + entry.key_len, entry.value_len as usize);
         Some(self.pool.slice_mut(offset, len))
@@ -398,9 +403,7 @@ impl<'a> Store<'a> {
     #[cfg(feature = "hashes")]
     pub(crate) fn value_mut_unwritten(&mut self, key: &[u8], now: Tick) -> Option<&mut [u8]> {
         let index = self.find_live(key, now)?;
-        let entry = self.entry(index)?;
-        let (offset, len) = (entry.offset + entry.key_len, entry.value_len as usize);
-        Some(self.pool.slice_mut(offset, len))
+        self.value_at_mut(index)
     }
 
     /// The keyed hash that places a large hash's fields in its index ([`fields`]): the
