@@ -43,7 +43,7 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
 /// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
 /// to the timers and occupied slots it meets, never to the ticks that passed. A slot that
-/// falls due whole in such an expiry (it ends by `now`) and holds at most 32 timers is not
+/// falls due whole in such an expiry (it ends by `now`) and holds at most 128 timers is not
 /// cascaded: its timers are sorted straight onto the due list.
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
@@ -414,7 +414,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.lists[DUE] = taken;
             return;
         }
-        if expiration.end() <= now && self.file_due_whole(&mut taken, expiration.end()) {
+        if expiration.end() <= now && self.file_due_whole(&mut taken, &expiration) {
             return;
         }
         if self.in_blocks() {
@@ -436,19 +436,21 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// Files every timer of `taken` on the (empty) due list in deadline order, and moves
-    /// `elapsed` to `end`, if `taken` holds at most [`BATCH`] timers (so that sorting them
-    /// costs O(1) per timer); otherwise leaves `taken` as it was and returns `false`.
+    /// `elapsed` to the slot's end, if `taken` holds at most [`BATCH`] timers (so that sorting
+    /// them costs O(log BATCH) per timer) and the slot is at most 2^24 ticks wide; otherwise
+    /// leaves `taken` as it was and returns `false`.
     ///
-    /// `taken` is the earliest occupied slot and ends at `end`: every timer due by `end` is in
-    /// it, so with them on the due list the wheel has processed up to `end`. A late poll meets
+    /// `taken` is the earliest occupied slot, `slot`: every timer due by its end is in it, so
+    /// with them on the due list the wheel has processed up to that end. A late poll meets
     /// such slots below the level its timers were filed on; sorting a few timers here costs
     /// less than cascading each through the finer levels, one slot at a time.
     /// Out of line: the per-tick expiry, which never meets a slot that falls due whole,
     /// keeps a small `advance`.
     #[inline(never)]
-    fn file_due_whole(&mut self, taken: &mut Chain, end: Tick) -> bool {
+    fn file_due_whole(&mut self, taken: &mut Chain, slot: &Expiration) -> bool {
+        let end = slot.end();
         if self.in_blocks() {
-            return self.file_due_whole_blocks(taken, end);
+            return self.file_due_whole_blocks(taken, slot);
         }
         let Some(tail) = taken.linked().tail() else {
             return false;
@@ -474,12 +476,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
             at = cells.next(at);
         }
-        self.elapsed = end;
         // `advance` processes a slot only once the due list is empty, so appending keeps it
         // sorted.
         debug_assert!(self.lists[DUE].is_empty());
         let mut due = self.lists[DUE].linked();
         if count <= FEW {
+            self.elapsed = end;
             // Too few for the batch's set-up to pay: sorted by insertion into the due list.
             at = head;
             loop {
@@ -493,15 +495,19 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.lists[DUE] = Chain::from_linked(due);
             return true;
         }
-        let mut batch = Batch::new();
+        let mut batch = Batch::new(slot.start);
         at = head;
         loop {
-            batch.push(at, cells.key(at));
+            if !batch.push(at, cells.key(at)) {
+                // A slot too wide to pack its deadlines: nothing has changed yet.
+                return false;
+            }
             if at == tail {
                 break;
             }
             at = cells.next(at);
         }
+        self.elapsed = end;
         batch.sort();
         for (index, _) in batch.iter() {
             due.push_back(self.nodes.cells_mut(), index);
@@ -512,11 +518,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 
     /// [`file_due_whole`](Self::file_due_whole) in the blocks layout, where the due list is a
     /// chain appended to in order: the live timers are sorted aside first.
-    fn file_due_whole_blocks(&mut self, taken: &mut Chain, end: Tick) -> bool {
+    fn file_due_whole_blocks(&mut self, taken: &mut Chain, slot: &Expiration) -> bool {
         if taken.live() as usize > BATCH {
             return false;
         }
-        let mut batch = Batch::new();
+        let mut batch = Batch::new(slot.start);
         let cells = self.nodes.cells();
         for (index, at) in taken.cells_in_order(cells, &self.blocks) {
             if let Some(deadline) = live_deadline(cells, index, at) {
@@ -527,7 +533,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         taken.release(self.nodes.cells_mut(), &mut self.blocks);
         batch.sort();
-        self.elapsed = end;
+        self.elapsed = slot.end();
         // Every deadline is now at or before `elapsed`: each goes to the back of the due list.
         for (index, deadline) in batch.iter() {
             match self.push_block_cell(index, deadline) {

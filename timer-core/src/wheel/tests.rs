@@ -574,3 +574,33 @@ fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
         }
     }
 }
+
+#[test]
+fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
+    // A level-5 slot [2^30, 2^31): its deadlines' offsets pass what a batch packs, the first
+    // one filed fits, so the batch is refused part way and the slot cascades instead.
+    let base: Tick = 1 << 30;
+    for mut wheel in [
+        TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+        blocks_wheel(8_192),
+    ] {
+        for (value, deadline) in [
+            (0, base + 7),
+            (1, base + (1 << 29)),
+            (2, base),
+            (3, base + (1 << 29)),
+        ] {
+            wheel.insert(deadline, value).unwrap();
+        }
+        assert_eq!(
+            fire_all(&mut wheel, 1 << 31),
+            [
+                (base, 2),
+                (base + 7, 0),
+                (base + (1 << 29), 1),
+                (base + (1 << 29), 3)
+            ]
+        );
+        assert_eq!(wheel.elapsed(), 1 << 31);
+    }
+}
