@@ -111,8 +111,10 @@ pub struct TimerWheelOn<T, S> {
     /// `<= elapsed`, in deadline order, waiting to be handed out.
     lists: [Chain; LISTS],
     elapsed: Tick,
-    /// No occupied slot starts before this tick (a lower bound, so `expire` can return at once
-    /// when nothing can be due). 0 means "unknown": it keeps an empty wheel all zero bytes.
+    /// No occupied slot starts before this tick, and it is 0 while the due list holds timers: a
+    /// lower bound on every pending deadline, so that `expire` can return at once, after one
+    /// comparison, when nothing can be due. 0 means "unknown": it keeps an empty wheel all
+    /// zero bytes.
     check_from: Tick,
     /// How many times the chains were compacted.
     #[cfg(test)]
@@ -220,13 +222,24 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
-    /// Marks the level slot of list `list` occupied.
+    /// Marks the level slot of list `list` occupied (the due list: see
+    /// [`due_gains`](Self::due_gains)).
     #[inline]
     fn occupy(&mut self, list: usize, level: usize, deadline: Tick) {
         if level < LEVELS {
             self.levels[level].occupy(list % SLOTS);
             self.check_from = self.check_from.min(slot_start(level, deadline));
+        } else {
+            self.due_gains();
         }
+    }
+
+    /// To be called whenever timers go onto the due list: while it holds any, `check_from` is 0,
+    /// so the one comparison a poll makes first cannot miss them (even for a `now` before
+    /// `elapsed`).
+    #[inline]
+    fn due_gains(&mut self) {
+        self.check_from = 0;
     }
 
     /// Whether timers are kept in blocks (from 2^19), not threaded on linked lists.
@@ -242,8 +255,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let (list, level) = self.home(deadline);
         let cells = self.nodes.cells_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
-        // As in `push_linked`: a list with live timers has its slot marked already.
-        if self.lists[list].add_live() {
+        // As in `push_linked`: a list with live timers has its slot marked already. The due
+        // list's live count is not kept: it is marked on every push.
+        if self.lists[list].add_live() || list == DUE {
             self.occupy(list, level, deadline);
         }
         Some(at)
@@ -290,6 +304,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             // After every due timer (all due at or before `elapsed`), or on a level.
             self.push_block_cell(index, deadline)
         } else {
+            self.due_gains();
             let cells = self.nodes.cells_mut();
             self.lists[DUE].insert_before(cells, &mut self.blocks, index, |cells, other| {
                 node(cells, other).is_some_and(|n| n.deadline() > deadline)
@@ -306,9 +321,13 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// which a reschedule, the commonest call, gains most from.
     #[inline(always)]
     fn file_linked(&mut self, index: u32, deadline: Tick) {
-        if deadline >= self.elapsed {
+        // `>`, not `>=`: the compiler then knows `push_linked` files on a level, and leaves
+        // the due list's branch out of every reschedule (a deadline of `elapsed` goes after
+        // every due timer either way).
+        if deadline > self.elapsed {
             self.push_linked(index, deadline);
         } else {
+            self.due_gains();
             let mut due = self.lists[DUE].linked();
             due.insert_sorted(self.nodes.cells_mut(), index);
             self.lists[DUE] = Chain::from_linked(due);
@@ -411,6 +430,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let mut taken = self.lists[expiration.list()].take();
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
+            self.due_gains();
             self.lists[DUE] = taken;
             return;
         }
@@ -465,6 +485,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             // One timer: its list is the due list as it stands.
             self.elapsed = end;
             debug_assert!(self.lists[DUE].is_empty());
+            self.due_gains();
             self.lists[DUE] = taken.take();
             return true;
         }
@@ -482,6 +503,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let mut due = self.lists[DUE].linked();
         if count <= FEW {
             self.elapsed = end;
+            self.due_gains();
             // Too few for the batch's set-up to pay: sorted by insertion into the due list.
             at = head;
             loop {
@@ -508,6 +530,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             at = cells.next(at);
         }
         self.elapsed = end;
+        self.due_gains();
         batch.sort();
         for (index, _) in batch.iter() {
             due.push_back(self.nodes.cells_mut(), index);
@@ -631,6 +654,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 return (self.nodes.cells().key(head) <= now).then_some(head);
             }
             if now <= self.elapsed {
+                self.renew_check_from(now);
                 return None;
             }
             if now < self.check_from {
@@ -654,13 +678,25 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
+    /// With `now <= elapsed` and the due list empty: makes `check_from` exact again if it is
+    /// stale (at or before `now`, while every occupied slot starts after `elapsed`), as it is
+    /// once the due list runs dry, so that the next polls return inline rather than each
+    /// calling the expiry proper to find nothing.
+    #[inline]
+    fn renew_check_from(&mut self, now: Tick) {
+        if self.check_from <= now {
+            self.check_from = self.next_expiration().map_or(Tick::MAX, |next| next.start);
+        }
+    }
+
     /// Whether an expiry up to `now` can return at once: nothing on the due list and no
-    /// occupied slot starting by `now`. Then `elapsed` moves to `now`, as `advance` would move
+    /// occupied slot starting by `now`, which one comparison with `check_from` tells. Then `elapsed` moves to `now`, as `advance` would move
     /// it. Inline, so that the commonest poll, one that finds nothing, costs a few
     /// instructions and no call.
     #[inline(always)]
     fn nothing_due_by(&mut self, now: Tick) -> bool {
-        let idle = self.lists[DUE].is_empty() && now < self.check_from;
+        debug_assert!(self.check_from == 0 || self.lists[DUE].is_empty());
+        let idle = now < self.check_from;
         if idle && now > self.elapsed {
             self.elapsed = now;
         }
@@ -705,6 +741,14 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                     on_expired(expired);
                     fired += 1;
                 }
+            }
+            if fired < budget && self.elapsed == now {
+                // The due list ran dry, and every timer left is due after `elapsed`.
+                self.renew_check_from(now);
+                return Sweep {
+                    fired,
+                    more_due: false,
+                };
             }
         }
         Sweep {
