@@ -37,7 +37,7 @@ pub struct WakerQueue<Q, const N: usize> {
 }
 
 /// [`WakerQueue`] on timer-core's wheel: O(1) per operation whatever `N`, but the wheel's fixed
-/// list heads take 5 KiB whatever `N`, and its alarm may come early (at most once per wheel
+/// list heads take 3 KiB whatever `N`, and its alarm may come early (at most once per wheel
 /// level). For many wakers.
 pub type WheelQueue<const N: usize> = WakerQueue<TimerWheel<Waker, N>, N>;
 

@@ -19,7 +19,7 @@ pub(super) use timer_core::{TimerWheelOn as QueueOn, WheelSlot as TimerSlot};
 use crate::memory::Memory;
 
 /// One segment: timer-core's wheel with `key-timers-wheel` (a host's millions of keys: O(1) per
-/// operation, 5 KiB of list heads per segment), else its 4-ary heap (a board's few hundred:
+/// operation, 3 KiB of list heads per segment), else its 4-ary heap (a board's few hundred:
 /// O(log n) with a tiny n, nothing beyond its slots). Both keep [`TimerQueue`]'s contract:
 /// deadline order, equal deadlines first in first out, budgeted expiry.
 type Queue<'a> = QueueOn<u32, Memory<'a, TimerSlot<u32>>>;

@@ -182,123 +182,116 @@ const fn cells_for(capacity: usize) -> u32 {
     }
 }
 
-/// A place in a chain, for walking it front to back.
-#[derive(Clone, Copy)]
-struct Cursor {
-    block: u32,
-    at: u32,
-}
-
-impl Cursor {
-    fn start(chain: &Chain) -> Self {
-        Self {
-            block: chain.head,
-            at: u32::from(chain.head_at),
-        }
-    }
-
-    /// The next position of `chain`, if any.
-    fn next(
-        &mut self,
-        chain: &Chain,
-        cells: &(impl Cells + ?Sized),
-        blocks: &Blocks,
-    ) -> Option<u32> {
-        while self.block != NIL {
-            let end = if self.block == chain.tail {
-                u32::from(chain.tail_len)
-            } else {
-                blocks.block_len()
-            };
-            if self.at < end {
-                let at = blocks.first(self.block) + self.at;
-                self.at += 1;
-                return Some(at);
-            }
-            self.block = if self.block == chain.tail {
-                NIL
-            } else {
-                cells.cell(blocks.first(self.block))
-            };
-            self.at = 1;
-        }
-        None
-    }
-}
-
 /// The most timers a wheel can hold: its cell positions must fit a `u32`.
 pub(super) const MAX_TIMERS: usize = (u32::MAX / 2) as usize;
 
-/// One list of timers: a chain of blocks, read from `head` (from cell `head_at` of it) and
-/// appended at `tail` (which holds `tail_len` cells, its link cell included).
+/// One list of timers: a chain of blocks, in 4 bytes.
+///
+/// In the blocks layout a chain is named by its *end*: the position after its last cell (the
+/// position just past its tail block when that block is full). The tail block's link cell, which
+/// no next block needs, holds the chain's *head*: the position of its first unread cell. Every
+/// other block's link cell names the block after it. So a list costs the wheel one `u32`, the
+/// same as a linked list's tail, and appending, the commonest change, reads and writes nothing
+/// but the end and the new cell (and, once a block, a link cell).
+///
+/// In the linked layout the same `u32` is the list's tail ([`List`]). `NIL` is the empty list
+/// in either layout: no cell is at position 0 (a link cell), and no end is either.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Chain {
+    end: u32,
+}
+
+/// Where a non-empty chain starts and ends.
+#[derive(Clone, Copy)]
+struct Ends {
+    /// The position of the first unread cell.
     head: u32,
-    tail: u32,
-    head_at: u16,
-    tail_len: u16,
-    /// Live timers filed on it (the wheel keeps the count; cells may outnumber it).
-    live: u32,
+    /// The position after the last cell.
+    end: u32,
+    /// The block `head` is in.
+    head_block: u32,
+    /// The block the last cell is in.
+    tail_block: u32,
+}
+
+impl Blocks {
+    /// The block a cell (never a link cell) at `at` is in.
+    #[inline]
+    fn block_of(&self, at: u32) -> u32 {
+        (at >> self.shift) + 1
+    }
+
+    /// The block of the last cell before `end`.
+    #[inline]
+    fn block_before(&self, end: u32) -> u32 {
+        ((end - 1) >> self.shift) + 1
+    }
+
+    /// The first cell after the link cell of block `block`.
+    #[inline]
+    fn data(&self, block: u32) -> u32 {
+        self.first(block) + 1
+    }
+
+    /// The position just past block `block`.
+    #[inline]
+    fn past(&self, block: u32) -> u32 {
+        self.first(block) + self.block_len()
+    }
 }
 
 impl Chain {
     /// No blocks: all zero bytes.
-    pub(super) const EMPTY: Self = Self {
-        head: NIL,
-        tail: NIL,
-        head_at: 0,
-        tail_len: 0,
-        live: 0,
-    };
+    pub(super) const EMPTY: Self = Self { end: NIL };
 
     #[inline]
     pub(super) const fn is_empty(&self) -> bool {
-        self.head == NIL
+        self.end == NIL
     }
 
-    /// A small wheel's list of linked timers (see the wheel's *linked* layout), kept as its tail
-    /// in both ends' fields so that [`is_empty`](Self::is_empty) holds for either layout.
+    /// A small wheel's list of linked timers (see the wheel's *linked* layout).
     #[inline]
     pub(super) const fn from_linked(list: List) -> Self {
         Self {
-            head: list.raw_tail(),
-            tail: list.raw_tail(),
-            head_at: 0,
-            tail_len: 0,
-            live: 0,
+            end: list.raw_tail(),
         }
     }
 
     /// The list of linked timers this chain holds in the *linked* layout.
     #[inline]
     pub(super) const fn linked(&self) -> List {
-        List::from_tail(self.tail)
-    }
-
-    /// Counts one more live timer on the chain; `true` when it is the only one.
-    #[inline]
-    pub(super) fn add_live(&mut self) -> bool {
-        self.live += 1;
-        self.live == 1
-    }
-
-    /// Counts one live timer fewer; `true` when none is left.
-    #[inline]
-    pub(super) fn remove_live(&mut self) -> bool {
-        self.live = self.live.saturating_sub(1);
-        self.live == 0
-    }
-
-    /// Live timers filed on it.
-    #[inline]
-    pub(super) fn live(&self) -> u32 {
-        self.live
+        List::from_tail(self.end)
     }
 
     /// Detaches the whole chain, leaving this one empty.
     #[inline]
     pub(super) fn take(&mut self) -> Chain {
         core::mem::replace(self, Chain::EMPTY)
+    }
+
+    #[inline]
+    fn ends(&self, cells: &(impl Cells + ?Sized), blocks: &Blocks) -> Option<Ends> {
+        if self.end == NIL {
+            return None;
+        }
+        let tail_block = blocks.block_before(self.end);
+        let head = cells.cell(blocks.first(tail_block));
+        Some(Ends {
+            head,
+            end: self.end,
+            head_block: blocks.block_of(head),
+            tail_block,
+        })
+    }
+
+    /// Where the head block's unread cells end.
+    #[inline]
+    fn head_block_end(ends: &Ends, blocks: &Blocks) -> u32 {
+        if ends.head_block == ends.tail_block {
+            ends.end
+        } else {
+            blocks.past(ends.head_block)
+        }
     }
 
     /// Appends `value`; returns its position, or `None` when no block is free.
@@ -309,21 +302,26 @@ impl Chain {
         blocks: &mut Blocks,
         value: u32,
     ) -> Option<u32> {
-        if self.tail == NIL || u32::from(self.tail_len) == blocks.block_len() {
-            let block = blocks.alloc(cells)?;
-            cells.set_cell(blocks.first(block), NIL);
-            if self.tail == NIL {
-                self.head = block;
-                self.head_at = 1;
-            } else {
-                cells.set_cell(blocks.first(self.tail), block);
-            }
-            self.tail = block;
-            self.tail_len = 1;
+        let end = self.end;
+        if end != NIL && end & (blocks.block_len() - 1) != 0 {
+            cells.set_cell(end, value);
+            self.end = end + 1;
+            return Some(end);
         }
-        let at = blocks.first(self.tail) + u32::from(self.tail_len);
+        // A new tail block: it takes over the head from the old one, whose link cell names it.
+        let block = blocks.alloc(cells)?;
+        let at = blocks.data(block);
+        let head = if end == NIL {
+            at
+        } else {
+            let tail = blocks.block_before(end);
+            let head = cells.cell(blocks.first(tail));
+            cells.set_cell(blocks.first(tail), block);
+            head
+        };
+        cells.set_cell(blocks.first(block), head);
         cells.set_cell(at, value);
-        self.tail_len += 1;
+        self.end = at + 1;
         Some(at)
     }
 
@@ -334,17 +332,15 @@ impl Chain {
         cells: &(impl Cells + ?Sized),
         blocks: &Blocks,
     ) -> Option<(u32, u32)> {
-        if self.head == NIL {
-            return None;
-        }
-        let at = blocks.first(self.head) + u32::from(self.head_at);
-        Some((cells.cell(at), at))
+        let ends = self.ends(cells, blocks)?;
+        Some((cells.cell(ends.head), ends.head))
     }
 
     /// Whether the first cell is the first of its block (nothing of the block read yet).
     #[inline]
-    pub(super) fn at_block_start(&self) -> bool {
-        self.head != NIL && self.head_at == 1
+    pub(super) fn at_block_start(&self, cells: &(impl Cells + ?Sized), blocks: &Blocks) -> bool {
+        self.ends(cells, blocks)
+            .is_some_and(|ends| ends.head == blocks.data(ends.head_block))
     }
 
     /// The cells of the head block not yet read.
@@ -354,37 +350,41 @@ impl Chain {
         cells: &'a C,
         blocks: &Blocks,
     ) -> impl Iterator<Item = u32> + 'a {
-        let first = blocks.first(self.head.max(1));
-        let end = if self.head == self.tail {
-            u32::from(self.tail_len)
-        } else {
-            blocks.block_len()
-        };
-        (u32::from(self.head_at)..end).map(move |at| cells.cell(first + at))
+        let range = self
+            .ends(cells, blocks)
+            .map_or(0..0, |ends| ends.head..Self::head_block_end(&ends, blocks));
+        range.map(move |at| cells.cell(at))
     }
 
     /// Drops the first cell, releasing its block once read to the end.
     #[inline]
     pub(super) fn pop_front(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
-        if self.head == NIL {
+        let Some(ends) = self.ends(cells, blocks) else {
             return;
-        }
-        self.head_at += 1;
-        let end = if self.head == self.tail {
-            u32::from(self.tail_len)
-        } else {
-            blocks.block_len()
         };
-        if u32::from(self.head_at) >= end {
-            let block = self.head;
-            if block == self.tail {
-                *self = Chain::EMPTY;
-            } else {
-                self.head = cells.cell(blocks.first(block));
-                self.head_at = 1;
-            }
-            blocks.release(cells, block);
+        let next = ends.head + 1;
+        if next < Self::head_block_end(&ends, blocks) {
+            cells.set_cell(blocks.first(ends.tail_block), next);
+        } else {
+            self.drop_head_block(cells, blocks, &ends);
         }
+    }
+
+    /// Releases the head block (read to its end), the next block becoming the head.
+    #[inline]
+    fn drop_head_block(
+        &mut self,
+        cells: &mut (impl Cells + ?Sized),
+        blocks: &mut Blocks,
+        ends: &Ends,
+    ) {
+        if ends.head_block == ends.tail_block {
+            *self = Chain::EMPTY;
+        } else {
+            let next = cells.cell(blocks.first(ends.head_block));
+            cells.set_cell(blocks.first(ends.tail_block), blocks.data(next));
+        }
+        blocks.release(cells, ends.head_block);
     }
 
     /// Moves the unread cells of the head block into `out` and releases the block: returns the
@@ -396,45 +396,37 @@ impl Chain {
         blocks: &mut Blocks,
         out: &mut [u32; MAX_BLOCK],
     ) -> Option<(u32, usize)> {
-        if self.head == NIL {
-            return None;
+        let ends = self.ends(cells, blocks)?;
+        let end = Self::head_block_end(&ends, blocks);
+        let len = (end - ends.head) as usize;
+        for (at, slot) in (ends.head..end).zip(out.iter_mut()) {
+            *slot = cells.cell(at);
         }
-        let block = self.head;
-        let first = blocks.first(block);
-        let end = if block == self.tail {
-            u32::from(self.tail_len)
-        } else {
-            blocks.block_len()
-        };
-        let start = u32::from(self.head_at);
-        let len = end.saturating_sub(start) as usize;
-        for (offset, slot) in (0..).zip(out.iter_mut().take(len)) {
-            *slot = cells.cell(first + start + offset);
-        }
-        if block == self.tail {
-            *self = Chain::EMPTY;
-        } else {
-            self.head = cells.cell(first);
-            self.head_at = 1;
-        }
-        blocks.release(cells, block);
-        Some((first + start, len))
+        self.drop_head_block(cells, blocks, &ends);
+        Some((ends.head, len))
     }
 
     /// Releases every block of the chain, leaving it empty (for a chain whose timers were all
     /// filed elsewhere).
     pub(super) fn release(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
-        let mut block = self.head;
-        while block != NIL {
-            let next = if block == self.tail {
-                NIL
-            } else {
-                cells.cell(blocks.first(block))
-            };
-            blocks.release(cells, block);
-            block = next;
+        if let Some(ends) = self.ends(cells, blocks) {
+            Self::release_blocks(cells, blocks, ends.head_block, ends.tail_block);
         }
         *self = Chain::EMPTY;
+    }
+
+    /// Releases the blocks from `from` through `to`, following their links.
+    fn release_blocks(cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks, from: u32, to: u32) {
+        let mut block = from;
+        loop {
+            // Read before `release` rewrites the link cell; the tail's holds no link.
+            let next = cells.cell(blocks.first(block));
+            blocks.release(cells, block);
+            if block == to {
+                break;
+            }
+            block = next;
+        }
     }
 
     /// The chain's cells and their positions, front to back (stale ones included).
@@ -443,7 +435,7 @@ impl Chain {
         cells: &'a C,
         blocks: &'a Blocks,
     ) -> impl Iterator<Item = (u32, u32)> + 'a {
-        let mut cursor = Cursor::start(self);
+        let mut cursor = Cursor::start(self, cells, blocks);
         core::iter::from_fn(move || {
             let at = cursor.next(self, cells, blocks)?;
             Some((cells.cell(at), at))
@@ -460,7 +452,7 @@ impl Chain {
         value: u32,
         goes_before: impl Fn(&C, u32) -> bool,
     ) -> Option<u32> {
-        let mut cursor = Cursor::start(self);
+        let mut cursor = Cursor::start(self, cells, blocks);
         let mut found = None;
         loop {
             let before = cursor;
@@ -499,69 +491,102 @@ impl Chain {
     /// Drops the stale cells, keeping the live ones in order at the front of the chain, and
     /// releases the blocks left empty. O(cells in the chain).
     pub(super) fn compact(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
-        if self.head == NIL {
+        let Some(ends) = self.ends(cells, blocks) else {
             return;
-        }
+        };
         let block_len = blocks.block_len();
         // Writing trails reading, in the same blocks: nothing is overwritten before it is read.
-        let (mut write_block, mut write_len) = (self.head, u32::from(self.head_at));
+        // Only data cells are written, so every link cell stays as it was until the end.
+        let mut write = ends.head;
+        let mut write_block = ends.head_block;
         let mut kept = false;
-        let mut read_block = self.head;
-        let mut read_at = u32::from(self.head_at);
+        let mut read_block = ends.head_block;
+        let mut read_from = ends.head;
         loop {
-            let end = if read_block == self.tail {
-                u32::from(self.tail_len)
+            let end = if read_block == ends.tail_block {
+                ends.end
             } else {
-                block_len
+                blocks.past(read_block)
             };
-            let first = blocks.first(read_block);
             // Which cells of this block are live, asked of all of them before any moves: the
             // handle loads are independent, so their misses overlap.
             let mut live = 0u64;
-            for (bit, at) in (read_at..end).enumerate() {
-                let from = first + at;
+            for (bit, from) in (read_from..end).enumerate() {
                 live |= u64::from(cells.is_live(cells.cell(from), from)) << bit;
             }
             while live != 0 {
-                let from = first + read_at + live.trailing_zeros();
+                let from = read_from + live.trailing_zeros();
                 live &= live - 1;
                 let value = cells.cell(from);
-                if write_len == block_len {
+                if write & (block_len - 1) == 0 {
+                    // `write` is just past `write_block`: on to the block its link names.
                     write_block = cells.cell(blocks.first(write_block));
-                    write_len = 1;
+                    write = blocks.data(write_block);
                 }
-                let to = blocks.first(write_block) + write_len;
-                if to != from {
-                    cells.set_cell(to, value);
-                    cells.relocate(value, to);
+                if write != from {
+                    cells.set_cell(write, value);
+                    cells.relocate(value, write);
                 }
-                write_len += 1;
+                write += 1;
                 kept = true;
             }
-            if read_block == self.tail {
+            if read_block == ends.tail_block {
                 break;
             }
-            read_block = cells.cell(first);
-            read_at = 1;
+            read_block = cells.cell(blocks.first(read_block));
+            read_from = blocks.data(read_block);
         }
-        // Release every block after the last one written (all of them if nothing was kept).
-        // The old tail's link is `NIL`, which ends the walk.
-        let mut spare = if kept {
-            let next = cells.cell(blocks.first(write_block));
-            cells.set_cell(blocks.first(write_block), NIL);
-            self.tail = write_block;
-            self.tail_len = write_len as u16;
-            next
-        } else {
-            let head = self.head;
+        if !kept {
+            Self::release_blocks(cells, blocks, ends.head_block, ends.tail_block);
             *self = Chain::EMPTY;
-            head
-        };
-        while spare != NIL {
-            let next = cells.cell(blocks.first(spare));
-            blocks.release(cells, spare);
-            spare = next;
+            return;
         }
+        // The last block written is the new tail: release the blocks after it, then give it the
+        // head (which did not move: the first live cell was written where the head was).
+        if write_block != ends.tail_block {
+            let spare = cells.cell(blocks.first(write_block));
+            Self::release_blocks(cells, blocks, spare, ends.tail_block);
+        }
+        cells.set_cell(blocks.first(write_block), ends.head);
+        self.end = write;
+    }
+}
+
+/// A place in a chain, for walking it front to back.
+#[derive(Clone, Copy)]
+struct Cursor {
+    /// The next position to read; `NIL` once past the end.
+    at: u32,
+}
+
+impl Cursor {
+    fn start(chain: &Chain, cells: &(impl Cells + ?Sized), blocks: &Blocks) -> Self {
+        Self {
+            at: chain.ends(cells, blocks).map_or(NIL, |ends| ends.head),
+        }
+    }
+
+    /// The next position of `chain`, if any. The chain's end is read at every step, so a
+    /// cursor keeps working while cells are appended.
+    fn next(
+        &mut self,
+        chain: &Chain,
+        cells: &(impl Cells + ?Sized),
+        blocks: &Blocks,
+    ) -> Option<u32> {
+        if self.at == NIL || self.at == chain.end {
+            return None;
+        }
+        let at = self.at;
+        let block = blocks.block_of(at);
+        self.at = if at + 1 < blocks.past(block) {
+            at + 1
+        } else if block == blocks.block_before(chain.end) {
+            NIL
+        } else {
+            blocks.data(cells.cell(blocks.first(block)))
+        };
+        Some(at)
     }
 }
 
