@@ -190,7 +190,7 @@ pub type SliceWheel<const N: usize> = TimerWheelOn<Payload, VecSlots<WheelSlot<P
 pub const BLOCKS_CAPACITY: usize = 8_192;
 
 /// `N` slots in a `Vec` for a wheel made with `with_storage_in_blocks`: the blocks layout the
-/// wheel uses from 2^19 timers, at a capacity small enough to fill and compact in a test.
+/// wheel uses from 2^16 timers, at a capacity small enough to fill and compact in a test.
 pub struct BlockSlots<E, const N: usize>(VecSlots<E, N>);
 
 impl<E, const N: usize> AsRef<[E]> for BlockSlots<E, N> {

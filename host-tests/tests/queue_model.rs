@@ -338,7 +338,7 @@ fn slice_wheel_of_8_random_operations_with_frequent_full_match_model() {
     );
 }
 
-/// The blocks layout (a wheel of 2^19 timers and more) at the smallest capacity it has room for:
+/// The blocks layout (a wheel of 2^16 timers and more) at the smallest capacity it has room for:
 /// long sequences, so that stale cells pile up and the chains are compacted.
 #[test]
 fn blocks_wheel_of_8192_long_random_sequences_match_model() {

@@ -56,8 +56,8 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// in order (O(1) amortized). A slot whose timers have all left stays marked until then, so
 /// [`next_deadline`](TimerQueue::next_deadline) may name its start: one early wake-up.
 ///
-/// **Linked.** A wheel of fewer than 2^19 timers threads them instead on doubly linked lists
-/// through the same cells, and unlinks eagerly: its timers fit a large last-level cache, where
+/// **Linked.** A wheel of fewer than 2^16 timers threads them instead on doubly linked lists
+/// through the same cells, and unlinks eagerly: its timers fit the caches well enough that
 /// following links costs less than the blocks' bookkeeping (and below about 7,400 timers there
 /// are too few cells for a part-filled block on each of the 705 lists).
 ///
@@ -193,7 +193,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// [`with_storage`](Self::with_storage), but keeping the timers in blocks at any capacity
-    /// where they fit (from about 7,400 timers) rather than only from 2^19: for tests, which
+    /// where they fit (from about 7,400 timers) rather than only from 2^16: for tests, which
     /// reach the blocks layout's every path sooner at a small capacity.
     #[doc(hidden)]
     pub fn with_storage_in_blocks(storage: S) -> Self {
@@ -244,7 +244,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.check_from = 0;
     }
 
-    /// Whether timers are kept in blocks (from 2^19), not threaded on linked lists.
+    /// Whether timers are kept in blocks (from 2^16), not threaded on linked lists.
     #[inline]
     fn in_blocks(&self) -> bool {
         self.blocks.block_len() > 2

@@ -446,14 +446,16 @@ fn blocks_deadlines_near_max_keep_their_order() {
 }
 
 #[test]
-fn wheel_of_2_pow_19_keeps_its_timers_in_blocks_of_64() {
-    let mut slots: Vec<WheelSlot<u32>> = (0..1 << 19).map(|_| WheelSlot::new()).collect();
-    let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
-    let id = wheel.insert(5_000, 1).unwrap();
-    wheel.insert(5_000, 2).unwrap();
-    assert_eq!(wheel.blocks.block_len(), 64);
-    wheel.reschedule(id, 5_000).unwrap();
-    assert_eq!(fire_all(&mut wheel, 5_000), [(5_000, 2), (5_000, 1)]);
+fn wheel_from_2_pow_16_keeps_its_timers_in_blocks() {
+    for (capacity, block_len) in [((1 << 16) - 1, 2), (1 << 16, 32), (1 << 19, 64)] {
+        let mut slots: Vec<WheelSlot<u32>> = (0..capacity).map(|_| WheelSlot::new()).collect();
+        let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+        let id = wheel.insert(5_000, 1).unwrap();
+        wheel.insert(5_000, 2).unwrap();
+        assert_eq!(wheel.blocks.block_len(), block_len, "{capacity} timers");
+        wheel.reschedule(id, 5_000).unwrap();
+        assert_eq!(fire_all(&mut wheel, 5_000), [(5_000, 2), (5_000, 1)]);
+    }
 }
 
 /// Late polls through slots that go to the due list whole (at most `BATCH` timers, in any order,
