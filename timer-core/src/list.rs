@@ -55,6 +55,24 @@ impl List {
         self.tail().map(|tail| links.next(tail))
     }
 
+    /// The list of `order`'s nodes, in that order (none of them on any list): each node's links
+    /// are written once, where appending them one by one would also rewrite each old tail's.
+    pub(crate) fn from_order(
+        links: &mut (impl Links + ?Sized),
+        mut order: impl Iterator<Item = u32>,
+    ) -> Self {
+        let Some(head) = order.next() else {
+            return Self::EMPTY;
+        };
+        let (mut prev, mut at) = (NIL, head);
+        for next in order {
+            links.set_links(at, prev, next);
+            (prev, at) = (at, next);
+        }
+        links.set_links(at, prev, head);
+        Self { tail: at }
+    }
+
     /// Appends `index`, which must not be on any list.
     #[inline]
     pub(crate) fn push_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
@@ -197,6 +215,36 @@ mod tests {
         assert_eq!(list.head(&t), Some(3));
         assert_eq!(collect(&mut list, &mut t)[..4], [3, 1, 2, NIL]);
         assert!(list.is_empty());
+    }
+
+    #[test]
+    fn from_order_links_as_push_back_would() {
+        for order in [&[][..], &[4][..], &[4, 7][..], &[5, 2, 8, 1][..]] {
+            let mut pushed = Table::new([0; 9]);
+            let mut by_push = List::EMPTY;
+            for &i in order {
+                by_push.push_back(&mut pushed, i);
+            }
+            let mut built = Table::new([0; 9]);
+            let mut list = List::from_order(&mut built, order.iter().copied());
+            assert_eq!(list, by_push);
+            assert_eq!((built.prev, built.next), (pushed.prev, pushed.next));
+            // Still a working list: one more at the back, one out of the middle.
+            list.push_back(&mut built, 6);
+            if let Some(&second) = order.get(1) {
+                list.unlink(&mut built, second);
+            }
+            let expected: std::vec::Vec<u32> = order
+                .iter()
+                .copied()
+                .filter(|&i| Some(&i) != order.get(1))
+                .chain([6])
+                .collect();
+            assert_eq!(
+                collect(&mut list, &mut built)[..expected.len()],
+                expected[..]
+            );
+        }
     }
 
     #[test]

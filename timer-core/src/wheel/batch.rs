@@ -9,10 +9,6 @@ use crate::Tick;
 /// 100,000), and small enough (1 KiB) for a board's stack.
 pub(super) const BATCH: usize = 128;
 
-/// Up to this many timers a linked slot is sorted straight into the due list: setting up a
-/// batch costs more than the few steps their insertion takes.
-pub(super) const FEW: usize = 4;
-
 /// Bits of a key that hold the timer's place in the order it was added.
 const PLACE_BITS: u32 = BATCH.trailing_zeros();
 /// Bits of a key that hold the deadline's offset from the slot's start: every slot up to level

@@ -8,9 +8,11 @@ mod slot;
 mod tests;
 
 use crate::arena::Arena;
-use crate::list::Links;
+use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Sweep, Tick, TimerId, TimerQueue};
-use batch::{Batch, BATCH, FEW};
+use batch::Batch;
+#[cfg(test)]
+use batch::BATCH;
 use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
@@ -469,53 +471,26 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let Some(tail) = taken.linked().tail() else {
             return false;
         };
-        // Counted first, reading links only: a slot too large to sort cascades without its
-        // deadlines having been read twice. Then its timers and deadlines are gathered, sorted
-        // on the stack and linked onto the due list in order (sorting by insertion into the due
-        // list itself reads a node's deadline at every step).
+        // `advance` processes a slot only once the due list is empty: the slot's timers, in
+        // order, are the due list.
+        debug_assert!(self.lists[DUE].is_empty());
         let cells = self.nodes.cells();
         let head = cells.next(tail);
         if head == tail {
             // One timer: its list is the due list as it stands.
             self.elapsed = end;
-            debug_assert!(self.lists[DUE].is_empty());
             self.due_gains();
             self.lists[DUE] = taken.take();
             return true;
         }
-        let (mut at, mut count) = (head, 1);
-        while at != tail {
-            count += 1;
-            if count > BATCH {
-                return false;
-            }
-            at = cells.next(at);
-        }
-        // `advance` processes a slot only once the due list is empty, so appending keeps it
-        // sorted.
-        debug_assert!(self.lists[DUE].is_empty());
-        let mut due = self.lists[DUE].linked();
-        if count <= FEW {
-            self.elapsed = end;
-            self.due_gains();
-            // Too few for the batch's set-up to pay: sorted by insertion into the due list.
-            at = head;
-            loop {
-                let next = self.nodes.cells().next(at);
-                due.insert_sorted(self.nodes.cells_mut(), at);
-                if at == tail {
-                    break;
-                }
-                at = next;
-            }
-            self.lists[DUE] = Chain::from_linked(due);
-            return true;
-        }
+        // Each timer's deadline and successor are read once, into the batch; then they are
+        // sorted on the stack and linked as the due list in one pass (sorting by insertion into
+        // the due list itself reads a node's deadline at every step).
         let mut batch = Batch::new(slot.start);
-        at = head;
+        let mut at = head;
         loop {
             if !batch.push(at, cells.key(at)) {
-                // A slot too wide to pack its deadlines: nothing has changed yet.
+                // Too many timers, or a slot too wide to pack: nothing has changed yet.
                 return false;
             }
             if at == tail {
@@ -526,9 +501,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.elapsed = end;
         self.due_gains();
         batch.sort();
-        for (index, _) in batch.iter() {
-            due.push_back(self.nodes.cells_mut(), index);
-        }
+        let due = List::from_order(self.nodes.cells_mut(), batch.iter().map(|(index, _)| index));
         self.lists[DUE] = Chain::from_linked(due);
         true
     }
