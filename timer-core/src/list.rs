@@ -146,7 +146,14 @@ impl List {
 
     pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {
         let head = self.head(links)?;
-        self.unlink(links, head);
+        // `unlink` for the head, whose `prev` is known to be `NIL`: one read fewer.
+        let next = links.next(head);
+        if next == head {
+            self.tail = NIL;
+        } else {
+            links.set_next(self.tail, next);
+            links.set_prev(next, NIL);
+        }
         Some(head)
     }
 }
