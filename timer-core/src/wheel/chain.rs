@@ -2,11 +2,12 @@
 //!
 //! The wheel's storage lends it two `u32` *cells* per timer slot. The cells are cut into blocks
 //! of `K` (a power of two, chosen from the capacity): a block's first cell links to the next
-//! block of its chain, the other `K - 1` hold timers, as the slot numbers of their handles. A
-//! chain (one per wheel slot, and the due list) is a singly linked run of blocks read front to
-//! back: a cascade or an expiry streams through whole blocks, and the handle loads it makes for
-//! one cell do not wait on those of the cell before (a list of linked nodes would make each load
-//! wait for the last).
+//! block of its chain (in the chain's last block, it holds where the chain starts), the other
+//! `K - 1` hold timers, as the slot numbers of their handles. A chain (one per wheel slot, and
+//! the due list) is a singly linked run of blocks read front to back, named by one `u32`: a
+//! cascade or an expiry streams through whole blocks, and the handle loads it makes for one cell
+//! do not wait on those of the cell before (a list of linked nodes would make each load wait for
+//! the last).
 //!
 //! A cell is *live* while its handle points back at it; cancel and reschedule only change the
 //! handle, so the cell they leave behind goes *stale* and is dropped when its chain is next read
@@ -229,6 +230,13 @@ impl Blocks {
         ((end - 1) >> self.shift) + 1
     }
 
+    /// Whether the cell at `at` is the first of its block's timers (a chain's head there has
+    /// nothing of its block read yet).
+    #[inline]
+    pub(super) fn starts_block(&self, at: u32) -> bool {
+        at & (self.block_len() - 1) == 1
+    }
+
     /// The first cell after the link cell of block `block`.
     #[inline]
     fn data(&self, block: u32) -> u32 {
@@ -336,13 +344,6 @@ impl Chain {
     ) -> Option<(u32, u32)> {
         let ends = self.ends(cells, blocks)?;
         Some((cells.cell(ends.head), ends.head))
-    }
-
-    /// Whether the first cell is the first of its block (nothing of the block read yet).
-    #[inline]
-    pub(super) fn at_block_start(&self, cells: &(impl Cells + ?Sized), blocks: &Blocks) -> bool {
-        self.ends(cells, blocks)
-            .is_some_and(|ends| ends.head == blocks.data(ends.head_block))
     }
 
     /// The cells of the head block not yet read.

@@ -581,7 +581,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         let cells = self.nodes.cells_mut();
         while let Some((index, at)) = self.lists[DUE].front(cells, &self.blocks) {
-            if self.lists[DUE].at_block_start(cells, &self.blocks) {
+            if self.blocks.starts_block(at) {
                 // About to hand out a block's timers one call at a time: load all their handles
                 // now, together, so that their misses overlap.
                 let sink = self.lists[DUE]
