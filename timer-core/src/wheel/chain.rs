@@ -335,6 +335,12 @@ impl Chain {
         Some(at)
     }
 
+    /// Where the head is kept: the tail block's link cell.
+    #[inline]
+    fn head_cell(&self, blocks: &Blocks) -> u32 {
+        blocks.first(blocks.block_before(self.end))
+    }
+
     /// The first cell and its position.
     #[inline]
     pub(super) fn front(
@@ -342,8 +348,11 @@ impl Chain {
         cells: &(impl Cells + ?Sized),
         blocks: &Blocks,
     ) -> Option<(u32, u32)> {
-        let ends = self.ends(cells, blocks)?;
-        Some((cells.cell(ends.head), ends.head))
+        if self.end == NIL {
+            return None;
+        }
+        let head = cells.cell(self.head_cell(blocks));
+        Some((cells.cell(head), head))
     }
 
     /// The cells of the head block not yet read.
@@ -362,13 +371,16 @@ impl Chain {
     /// Drops the first cell, releasing its block once read to the end.
     #[inline]
     pub(super) fn pop_front(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
-        let Some(ends) = self.ends(cells, blocks) else {
+        if self.end == NIL {
             return;
-        };
-        let next = ends.head + 1;
-        if next < Self::head_block_end(&ends, blocks) {
-            cells.set_cell(blocks.first(ends.tail_block), next);
-        } else {
+        }
+        let head_cell = self.head_cell(blocks);
+        let next = cells.cell(head_cell) + 1;
+        // The common case: more of the head block to read (its end is not a block's end, nor
+        // the chain's).
+        if next & (blocks.block_len() - 1) != 0 && next != self.end {
+            cells.set_cell(head_cell, next);
+        } else if let Some(ends) = self.ends(cells, blocks) {
             self.drop_head_block(cells, blocks, &ends);
         }
     }
