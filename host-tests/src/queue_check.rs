@@ -185,12 +185,12 @@ impl<E, const N: usize> AsMut<[E]> for VecSlots<E, N> {
 
 /// A wheel over caller-provided slots.
 pub type SliceWheel<const N: usize> = TimerWheelOn<Payload, VecSlots<WheelSlot<Payload>, N>>;
-/// Capacity of the wheel [`check_all_queues`] runs in the blocks layout: the smallest that
-/// layout has room for (blocks of four cells).
-pub const BLOCKS_CAPACITY: usize = 8_192;
+/// Capacity of the wheel [`check_all_queues`] runs in the blocks layout: about the smallest
+/// that layout has room for (blocks of four cells, after the lists' live counts).
+pub const BLOCKS_CAPACITY: usize = 9_216;
 
 /// `N` slots in a `Vec` for a wheel made with `with_storage_in_blocks`: the blocks layout the
-/// wheel uses from 2^16 timers, at a capacity small enough to fill and compact in a test.
+/// wheel uses from 2^19 timers, at a capacity small enough to fill and compact in a test.
 pub struct BlockSlots<E, const N: usize>(VecSlots<E, N>);
 
 impl<E, const N: usize> AsRef<[E]> for BlockSlots<E, N> {

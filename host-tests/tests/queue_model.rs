@@ -338,12 +338,12 @@ fn slice_wheel_of_8_random_operations_with_frequent_full_match_model() {
     );
 }
 
-/// The blocks layout (a wheel of 2^16 timers and more) at the smallest capacity it has room for:
+/// The blocks layout (a wheel of 2^19 timers and more) at the smallest capacity it has room for:
 /// long sequences, so that stale cells pile up and the chains are compacted.
 #[test]
-fn blocks_wheel_of_8192_long_random_sequences_match_model() {
-    check_against_model::<BlocksWheel<8_192>>(
-        "blocks_wheel_of_8192_long_random_sequences_match_model",
+fn blocks_wheel_of_9216_long_random_sequences_match_model() {
+    check_against_model::<BlocksWheel<9_216>>(
+        "blocks_wheel_of_9216_long_random_sequences_match_model",
         &plan(cases(64), 2_000..=4_000),
     );
 }

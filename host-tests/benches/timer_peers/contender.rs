@@ -61,7 +61,7 @@ pub enum Kind {
     HhwtQuad,
     /// `block_wheel.rs`: an experiment, neither ours nor a peer.
     Blocks,
-    /// Our wheel made to keep its timers in blocks below 2^16 too: for choosing that
+    /// Our wheel made to keep its timers in blocks below 2^19 too: for choosing that
     /// threshold, run only when named.
     WheelInBlocks,
 }

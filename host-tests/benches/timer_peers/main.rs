@@ -16,7 +16,7 @@
 //! - `TIMER_BENCH_QUEUES=wheel,btreemap`: queues, any of wheel, heap4, heap2, binaryheap,
 //!   btreemap, delayqueue, hhwt, hhwtquad (default all of these; the ratio needs at least one
 //!   peer); and two that run only when named: `blocks`, an experiment (`block_wheel.rs`), and
-//!   `wheelblocks`, our wheel keeping its timers in blocks below 2^16 as well, which shows why
+//!   `wheelblocks`, our wheel keeping its timers in blocks below 2^19 as well, which shows why
 //!   it does not;
 //! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 5 for n <= 100,000, 3 above);
 //! - `TIMER_BENCH_MEMORY=0`: skip the memory table.

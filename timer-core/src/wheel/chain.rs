@@ -42,10 +42,9 @@ pub(super) trait Cells {
 /// The capacity from which a wheel keeps its timers in blocks. Below it, a wheel's timers fit
 /// the caches well enough that following links costs less than the blocks' bookkeeping and
 /// compaction; above it, linked nodes are cache misses one after another and blocks stream.
-/// The benchmark `timer_peers` measured both layouts side by side at 30,000, 50,000, 70,000 and
-/// 100,000 timers: links ahead at 50,000, even at 70,000, blocks ahead at 100,000 (see its
-/// results).
-pub(super) const BLOCKS_FROM: usize = 1 << 16;
+/// The benchmark `timer_peers` measures both layouts side by side (see its results: at 100,000
+/// timers links lead on the sum of the four workloads).
+pub(super) const BLOCKS_FROM: usize = 1 << 19;
 
 /// The block geometry and the free blocks. All zero bytes until first used (`shift == 0`), so
 /// that an empty wheel stays all zeros.
@@ -75,23 +74,23 @@ impl Blocks {
         force: false,
     };
 
-    /// Blocks at any capacity they fit (from about 7,400 timers), not only from
+    /// Blocks at any capacity they fit (from about 8,900 timers), not only from
     /// [`BLOCKS_FROM`].
     pub(super) const FORCED: Self = Self {
         force: true,
         ..Self::EMPTY
     };
 
-    /// Cells per block for a wheel of `capacity` timers over `2 * capacity` cells: the largest
-    /// `K <= MAX_BLOCK` for which a wheel full of live timers, packed, leaves an eighth of its
+    /// Cells per block for a wheel of `capacity` timers over `2 * capacity` cells (less the live
+    /// counts'): the largest `K <= MAX_BLOCK` for which a wheel full of live timers, packed, leaves an eighth of its
     /// blocks free beyond the reserve when every list holds a part-filled tail block. 2 (the
     /// shift 1) means the linked layout: below [`BLOCKS_FROM`] unless `force`, and below about
-    /// 7,400 timers always, where no `K > 2` fits.
+    /// 8,900 timers always, where no `K > 2` fits.
     pub(super) const fn shift_for(capacity: usize, force: bool) -> u32 {
         if !force && capacity < BLOCKS_FROM {
             return 1;
         }
-        let cells = cells_for(capacity) as usize;
+        let cells = cells_for(capacity).saturating_sub(LIVE_CELLS) as usize;
         let lists = super::level::LISTS + 1;
         let mut shift = MAX_BLOCK.trailing_zeros();
         while shift > 1 {
@@ -106,13 +105,26 @@ impl Blocks {
         1
     }
 
-    /// Sets the geometry for `capacity` timers, if not yet set.
+    /// Sets the geometry for `capacity` timers, if not yet set; `true` when it was set now. In
+    /// the blocks layout the lists' live counts ([`LIVE_CELLS`]) follow the last block.
     #[inline]
-    pub(super) fn init(&mut self, capacity: usize) {
-        if self.shift == 0 {
-            self.shift = Self::shift_for(capacity, self.force);
-            self.count = cells_for(capacity) >> self.shift;
+    pub(super) fn init(&mut self, capacity: usize) -> bool {
+        if self.shift != 0 {
+            return false;
         }
+        self.shift = Self::shift_for(capacity, self.force);
+        self.count = if self.shift > 1 {
+            cells_for(capacity).saturating_sub(LIVE_CELLS) >> self.shift
+        } else {
+            cells_for(capacity) >> self.shift
+        };
+        true
+    }
+
+    /// The cell that counts list `list`'s live timers (blocks layout).
+    #[inline]
+    pub(super) fn live_cell(&self, list: usize) -> u32 {
+        (self.count << self.shift) + list as u32
     }
 
     /// Cells per block.
@@ -184,6 +196,11 @@ const fn cells_for(capacity: usize) -> u32 {
         cells as u32
     }
 }
+
+/// Cells the lists' live counts take in the blocks layout, after the last block: one a list, so
+/// that a slot is unmarked the moment its last live timer leaves (a cancelled timer's cell stays
+/// behind until it is read or compacted, and `next_deadline` must not name a slot of those only).
+pub(super) const LIVE_CELLS: u32 = super::level::LISTS as u32;
 
 /// The most timers a wheel can hold: its cell positions must fit a `u32`.
 pub(super) const MAX_TIMERS: usize = (u32::MAX / 2) as usize;
@@ -754,11 +771,13 @@ mod tests {
     fn block_size_grows_with_capacity() {
         assert_eq!(Blocks::shift_for(8, true), 1);
         assert_eq!(Blocks::shift_for(1_000, true), 1);
-        assert_eq!(Blocks::shift_for(8_192, true), 2);
+        // The live counts' cells come first: 8,192 timers are too few for blocks of four.
+        assert_eq!(Blocks::shift_for(8_192, true), 1);
+        assert_eq!(Blocks::shift_for(9_216, true), 2);
         assert_eq!(Blocks::shift_for(16_384, true), 3);
         assert_eq!(Blocks::shift_for(100_000, true), 6);
+        assert_eq!(Blocks::shift_for(100_000, false), 1);
         assert_eq!(Blocks::shift_for(BLOCKS_FROM - 1, false), 1);
-        assert_eq!(Blocks::shift_for(BLOCKS_FROM, false), 5);
-        assert_eq!(Blocks::shift_for(100_000, false), 6);
+        assert_eq!(Blocks::shift_for(BLOCKS_FROM, false), 6);
     }
 }

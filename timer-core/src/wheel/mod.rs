@@ -55,12 +55,13 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// instead of following one another down a linked list. Cancel and reschedule touch only the
 /// timer's handle: the cell left behind goes stale (its handle no longer points at it) and is
 /// dropped when its block is next read, or when free blocks run low and the chains are compacted,
-/// in order (O(1) amortized). A slot whose timers have all left stays marked until then, so
-/// [`next_deadline`](TimerQueue::next_deadline) may name its start: one early wake-up.
+/// in order (O(1) amortized). Each level slot's live timers are counted (in cells after the
+/// last block), so a slot whose last live timer left is unmarked at once and
+/// [`next_deadline`](TimerQueue::next_deadline) never names a slot of stale cells only.
 ///
-/// **Linked.** A wheel of fewer than 2^16 timers threads them instead on doubly linked lists
+/// **Linked.** A wheel of fewer than 2^19 timers threads them instead on doubly linked lists
 /// through the same cells, and unlinks eagerly: its timers fit the caches well enough that
-/// following links costs less than the blocks' bookkeeping (and below about 7,400 timers there
+/// following links costs less than the blocks' bookkeeping (and below about 8,900 timers there
 /// are too few cells for a part-filled block on each of the 705 lists).
 ///
 /// Either way all timers with one deadline share one list, in arrival order, and a reschedule
@@ -195,7 +196,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// [`with_storage`](Self::with_storage), but keeping the timers in blocks at any capacity
-    /// where they fit (from about 7,400 timers) rather than only from 2^16: for tests, which
+    /// where they fit (from about 8,900 timers) rather than only from 2^19: for tests, which
     /// reach the blocks layout's every path sooner at a small capacity.
     #[doc(hidden)]
     pub fn with_storage_in_blocks(storage: S) -> Self {
@@ -246,7 +247,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.check_from = 0;
     }
 
-    /// Whether timers are kept in blocks (from 2^16), not threaded on linked lists.
+    /// Whether timers are kept in blocks (from 2^19), not threaded on linked lists.
     #[inline]
     fn in_blocks(&self) -> bool {
         self.blocks.block_len() > 2
@@ -260,11 +261,61 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let was_empty = self.lists[list].is_empty();
         let cells = self.nodes.cells_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
-        // As in `push_linked`: a list with cells has its slot marked already.
-        if was_empty {
+        // As in `push_linked`: a level list with live timers has its slot marked already; the
+        // due list (not counted) is marked when it gains its first cell.
+        let first = if level < LEVELS {
+            self.add_live(list)
+        } else {
+            was_empty
+        };
+        if first {
             self.occupy(list, level, deadline);
         }
         Some(at)
+    }
+
+    /// Counts one more live timer on level list `list` (blocks layout); `true` when it is the
+    /// only one.
+    #[inline]
+    fn add_live(&mut self, list: usize) -> bool {
+        let at = self.blocks.live_cell(list);
+        let cells = self.nodes.cells_mut();
+        let live = cells.cell(at).saturating_add(1);
+        cells.set_cell(at, live);
+        live == 1
+    }
+
+    /// Counts one live timer fewer on level list `list` (blocks layout); `true` when none is
+    /// left.
+    #[inline]
+    fn remove_live(&mut self, list: usize) -> bool {
+        let at = self.blocks.live_cell(list);
+        let cells = self.nodes.cells_mut();
+        let live = cells.cell(at).saturating_sub(1);
+        cells.set_cell(at, live);
+        live == 0
+    }
+
+    /// Sets every list's live count to 0 (blocks layout): when the geometry is first set, over
+    /// storage that may hold anything, and when the wheel empties.
+    fn clear_live(&mut self) {
+        for list in 0..LISTS {
+            let at = self.blocks.live_cell(list);
+            self.nodes.cells_mut().set_cell(at, 0);
+        }
+    }
+
+    /// Counts timer `index`, due at `deadline`, off its list in the blocks layout: its cell
+    /// just goes stale, and a level slot left with no live timer is marked empty, so that
+    /// `next_deadline` never answers with the start of a slot of stale cells only, and its
+    /// blocks, stale cells only, go back to the free ones at once.
+    #[inline]
+    fn unfile_blocks(&mut self, deadline: Tick) {
+        let (list, level) = self.home(deadline);
+        if level < LEVELS && self.remove_live(list) {
+            self.levels[level].vacate(list % SLOTS);
+            self.lists[list].release(self.nodes.cells_mut(), &mut self.blocks);
+        }
     }
 
     /// Appends timer `index` to the back of its list in the linked layout (not the due list).
@@ -371,7 +422,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 None => self.keep_place(index, old),
             }
         } else {
-            // The old cell goes stale where it is.
+            self.unfile_blocks(old);
             self.file(index, deadline);
         }
     }
@@ -424,6 +475,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.elapsed = expiration.start;
         self.levels[expiration.level].vacate(expiration.slot);
         let mut taken = self.lists[expiration.list()].take();
+        if self.in_blocks() {
+            // Its timers are counted again wherever they are filed next.
+            let at = self.blocks.live_cell(expiration.list());
+            self.nodes.cells_mut().set_cell(at, 0);
+        }
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
             self.due_gains();
@@ -745,7 +801,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         if self.is_full() {
             return Err(Full(value));
         }
-        self.blocks.init(self.capacity());
+        if self.blocks.init(self.capacity()) && self.in_blocks() {
+            self.clear_live();
+        }
         if self.in_blocks() && !self.make_room() {
             return Err(Full(value));
         }
@@ -768,10 +826,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
 
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
         let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
-        // In blocks the timer's cell just goes stale where it is.
+        let deadline = self.nodes.cells().key(index);
         if !self.in_blocks() {
-            let deadline = self.nodes.cells().key(index);
             self.unfile_linked(index, deadline);
+        } else {
+            self.unfile_blocks(deadline);
         }
         self.nodes
             .release(index)
@@ -863,7 +922,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             for slot in self.levels[number].occupied() {
                 let list = number * SLOTS + slot;
                 found = self.pop_front_of(list);
-                if self.lists[list].is_empty() {
+                let emptied = if self.in_blocks() {
+                    found.is_none() || self.remove_live(list)
+                } else {
+                    self.lists[list].is_empty()
+                };
+                if emptied {
                     self.levels[number].vacate(slot);
                 }
                 if found.is_some() {
@@ -877,6 +941,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             self.lists = [Chain::EMPTY; LISTS];
             self.levels = [Level::EMPTY; LEVELS];
             self.blocks.reset();
+            self.clear_live();
         }
         expired
     }

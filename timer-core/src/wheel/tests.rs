@@ -95,7 +95,7 @@ fn time_going_backwards_fires_nothing_new() {
 fn expiry_behind_elapsed_stops_at_now_on_the_due_list() {
     for mut wheel in [
         TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
-        blocks_wheel(8_192),
+        blocks_wheel(BLOCKS_CAPACITY),
     ] {
         let _ = fire_all(&mut wheel, 1_000);
         for (deadline, value) in [(900, 2), (700, 1), (950, 3)] {
@@ -246,6 +246,10 @@ impl Rng {
     }
 }
 
+/// About the smallest capacity the blocks layout has room for (blocks of four cells, after the
+/// lists' live counts).
+const BLOCKS_CAPACITY: usize = 9_216;
+
 /// A wheel in the blocks layout with room for `capacity` timers.
 fn blocks_wheel(capacity: usize) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
     let wheel =
@@ -320,7 +324,7 @@ fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
 }
 
 /// The capacity of the wheels [`fifo_against_the_model`] drives.
-const CAPACITY: usize = 8_192;
+const CAPACITY: usize = BLOCKS_CAPACITY;
 
 fn fifo_against_the_model(
     mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>,
@@ -404,7 +408,7 @@ fn fifo_against_the_model(
 #[test]
 fn blocks_late_poll_across_all_levels_fires_in_order() {
     let mut rng = Rng(0x1A7E);
-    let mut wheel = blocks_wheel(8_192);
+    let mut wheel = blocks_wheel(BLOCKS_CAPACITY);
     let mut model = Model::default();
     let mut ids = Vec::new();
     for value in 0..8_000u32 {
@@ -433,7 +437,7 @@ fn blocks_late_poll_across_all_levels_fires_in_order() {
 
 #[test]
 fn blocks_deadlines_near_max_keep_their_order() {
-    let mut wheel = blocks_wheel(8_192);
+    let mut wheel = blocks_wheel(BLOCKS_CAPACITY);
     let a = wheel.insert(u64::MAX, 1).unwrap();
     wheel.insert(u64::MAX - 1, 2).unwrap();
     wheel.insert(u64::MAX, 3).unwrap();
@@ -446,8 +450,8 @@ fn blocks_deadlines_near_max_keep_their_order() {
 }
 
 #[test]
-fn wheel_from_2_pow_16_keeps_its_timers_in_blocks() {
-    for (capacity, block_len) in [((1 << 16) - 1, 2), (1 << 16, 32), (1 << 19, 64)] {
+fn wheel_from_2_pow_19_keeps_its_timers_in_blocks_of_64() {
+    for (capacity, block_len) in [((1 << 19) - 1, 2), (1 << 19, 64)] {
         let mut slots: Vec<WheelSlot<u32>> = (0..capacity).map(|_| WheelSlot::new()).collect();
         let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
         let id = wheel.insert(5_000, 1).unwrap();
@@ -548,7 +552,7 @@ fn late_polls_through_small_and_large_slots_keep_order_linked() {
 
 #[test]
 fn late_polls_through_small_and_large_slots_keep_order_in_blocks() {
-    late_polls_match_the_model(blocks_wheel(8_192), 0x1A7E_0002);
+    late_polls_match_the_model(blocks_wheel(BLOCKS_CAPACITY), 0x1A7E_0002);
 }
 
 #[test]
@@ -557,7 +561,7 @@ fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
     for count in [2, 5, BATCH, BATCH + 1] {
         for mut wheel in [
             TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
-            blocks_wheel(8_192),
+            blocks_wheel(BLOCKS_CAPACITY),
         ] {
             // One level-2 slot [8_192, 12_288): deadlines falling, every one twice.
             let mut expected = Vec::new();
@@ -580,7 +584,7 @@ fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
     let base: Tick = 1 << 30;
     for mut wheel in [
         TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
-        blocks_wheel(8_192),
+        blocks_wheel(BLOCKS_CAPACITY),
     ] {
         for (value, deadline) in [
             (0, base + 7),
@@ -600,5 +604,29 @@ fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
             ]
         );
         assert_eq!(wheel.elapsed(), 1 << 31);
+    }
+}
+
+#[test]
+fn blocks_next_deadline_skips_a_slot_whose_timers_all_left() {
+    // Cancelled and moved timers leave stale cells in their slots: the slots must not be named.
+    for move_away in [false, true] {
+        let mut wheel = blocks_wheel(BLOCKS_CAPACITY);
+        let near = wheel.insert(100, 1).unwrap(); // level-1 slot [64, 128)
+        let other = wheel.insert(120, 2).unwrap();
+        wheel.insert(10_000, 3).unwrap(); // level-2 slot [8_192, 12_288)
+        assert_eq!(wheel.next_deadline(), Some(64));
+        for id in [near, other] {
+            if move_away {
+                wheel.reschedule(id, 11_000).unwrap();
+            } else {
+                wheel.cancel(id).unwrap();
+            }
+        }
+        assert_eq!(
+            wheel.next_deadline(),
+            Some(8_192),
+            "moved away: {move_away}"
+        );
     }
 }
