@@ -278,22 +278,24 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// only one.
     #[inline]
     fn add_live(&mut self, list: usize) -> bool {
-        let at = self.blocks.live_cell(list);
-        let cells = self.nodes.cells_mut();
-        let live = cells.cell(at).saturating_add(1);
-        cells.set_cell(at, live);
-        live == 1
+        self.recount_live(list, |live| live.saturating_add(1)) == 1
     }
 
     /// Counts one live timer fewer on level list `list` (blocks layout); `true` when none is
     /// left.
     #[inline]
     fn remove_live(&mut self, list: usize) -> bool {
+        self.recount_live(list, |live| live.saturating_sub(1)) == 0
+    }
+
+    /// Replaces level list `list`'s live count by `change` of it; returns the new count.
+    #[inline]
+    fn recount_live(&mut self, list: usize, change: impl FnOnce(u32) -> u32) -> u32 {
         let at = self.blocks.live_cell(list);
         let cells = self.nodes.cells_mut();
-        let live = cells.cell(at).saturating_sub(1);
+        let live = change(cells.cell(at));
         cells.set_cell(at, live);
-        live == 0
+        live
     }
 
     /// Sets every list's live count to 0 (blocks layout): when the geometry is first set, over
