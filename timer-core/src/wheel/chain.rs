@@ -82,10 +82,10 @@ impl Blocks {
     };
 
     /// Cells per block for a wheel of `capacity` timers over `2 * capacity` cells (less the live
-    /// counts'): the largest `K <= MAX_BLOCK` for which a wheel full of live timers, packed, leaves an eighth of its
-    /// blocks free beyond the reserve when every list holds a part-filled tail block. 2 (the
-    /// shift 1) means the linked layout: below [`BLOCKS_FROM`] unless `force`, and below about
-    /// 8,900 timers always, where no `K > 2` fits.
+    /// counts'): the largest `K <= MAX_BLOCK` for which a wheel full of live timers, packed,
+    /// leaves an eighth of its blocks free beyond the reserve when every list holds a
+    /// part-filled tail block. 2 (the shift 1) means the linked layout: below [`BLOCKS_FROM`]
+    /// unless `force`, and below about 8,900 timers always, where no `K > 2` fits.
     pub(super) const fn shift_for(capacity: usize, force: bool) -> u32 {
         if !force && capacity < BLOCKS_FROM {
             return 1;

@@ -258,17 +258,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn push_block_cell(&mut self, index: u32, deadline: Tick) -> Option<u32> {
         let (list, level) = self.home(deadline);
-        let was_empty = self.lists[list].is_empty();
         let cells = self.nodes.cells_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
-        // As in `push_linked`: a level list with live timers has its slot marked already; the
-        // due list (not counted) is marked when it gains its first cell.
-        let first = if level < LEVELS {
-            self.add_live(list)
-        } else {
-            was_empty
-        };
-        if first {
+        // As in `push_linked`: a level list with live timers has its slot marked already. The
+        // due list is not counted: `occupy` only keeps `check_from` at 0 for it.
+        if level == LEVELS || self.add_live(list) {
             self.occupy(list, level, deadline);
         }
         Some(at)
@@ -302,21 +296,18 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// storage that may hold anything, and when the wheel empties.
     fn clear_live(&mut self) {
         for list in 0..LISTS {
-            let at = self.blocks.live_cell(list);
-            self.nodes.cells_mut().set_cell(at, 0);
+            self.recount_live(list, |_| 0);
         }
     }
 
     /// Counts timer `index`, due at `deadline`, off its list in the blocks layout: its cell
     /// just goes stale, and a level slot left with no live timer is marked empty, so that
-    /// `next_deadline` never answers with the start of a slot of stale cells only, and its
-    /// blocks, stale cells only, go back to the free ones at once.
+    /// `next_deadline` never answers with the start of a slot of stale cells only.
     #[inline]
     fn unfile_blocks(&mut self, deadline: Tick) {
         let (list, level) = self.home(deadline);
         if level < LEVELS && self.remove_live(list) {
             self.levels[level].vacate(list % SLOTS);
-            self.lists[list].release(self.nodes.cells_mut(), &mut self.blocks);
         }
     }
 
@@ -450,13 +441,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.compactions += 1;
         }
         // Every chain, not only the occupied slots': a slot whose live timers all left keeps
-        // its stale cells (and its slot bit) until then.
+        // its stale cells until then (its slot bit went with its last live timer).
         let cells = self.nodes.cells_mut();
-        for (list, chain) in self.lists.iter_mut().enumerate() {
+        for chain in &mut self.lists {
             chain.compact(cells, &mut self.blocks);
-            if chain.is_empty() && list != DUE {
-                self.levels[list / SLOTS].vacate(list % SLOTS);
-            }
         }
     }
 
@@ -479,8 +467,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let mut taken = self.lists[expiration.list()].take();
         if self.in_blocks() {
             // Its timers are counted again wherever they are filed next.
-            let at = self.blocks.live_cell(expiration.list());
-            self.nodes.cells_mut().set_cell(at, 0);
+            self.recount_live(expiration.list(), |_| 0);
         }
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
@@ -712,9 +699,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// Whether an expiry up to `now` can return at once: nothing on the due list and no
-    /// occupied slot starting by `now`, which one comparison with `check_from` tells. Then `elapsed` moves to `now`, as `advance` would move
-    /// it. Inline, so that the commonest poll, one that finds nothing, costs a few
-    /// instructions and no call.
+    /// occupied slot starting by `now`, which one comparison with `check_from` tells. Then
+    /// `elapsed` moves to `now`, as `advance` would move it. Inline, so that the commonest poll,
+    /// one that finds nothing, costs a few instructions and no call.
     #[inline(always)]
     fn nothing_due_by(&mut self, now: Tick) -> bool {
         debug_assert!(self.check_from == 0 || self.lists[DUE].is_empty());
