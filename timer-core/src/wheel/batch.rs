@@ -36,6 +36,25 @@ impl Batch {
         }
     }
 
+    /// Empties the batch for a slot whose first tick is `start`.
+    #[inline]
+    pub(super) fn restart(&mut self, start: Tick) {
+        self.len = 0;
+        self.start = start;
+    }
+
+    /// How many timers the batch holds.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The `i`th timer as `(index, deadline)`, in the batch's current order.
+    #[inline]
+    pub(super) fn get(&self, i: usize) -> Option<(u32, Tick)> {
+        self.keys[..self.len].get(i).map(|&key| self.unpack(key))
+    }
+
     /// Adds timer `index`, due at `deadline`; `false` (and nothing added) when the batch is full
     /// or the deadline is before the slot's start or too far past it to pack.
     #[inline]
@@ -63,11 +82,13 @@ impl Batch {
     /// The timers as `(index, deadline)`, in their current order.
     #[inline]
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, Tick)> + '_ {
-        let start = self.start;
-        self.keys[..self.len].iter().map(move |&key| {
-            // Truncation keeps the slot number, the key's low 32 bits.
-            (key as u32, start + (key >> (u32::BITS + PLACE_BITS)))
-        })
+        self.keys[..self.len].iter().map(|&key| self.unpack(key))
+    }
+
+    #[inline]
+    fn unpack(&self, key: u64) -> (u32, Tick) {
+        // Truncation keeps the slot number, the key's low 32 bits.
+        (key as u32, self.start + (key >> (u32::BITS + PLACE_BITS)))
     }
 }
 

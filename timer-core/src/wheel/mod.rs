@@ -46,7 +46,8 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
 /// to the timers and occupied slots it meets, never to the ticks that passed. A slot that
 /// falls due whole in such an expiry (it ends by `now`) and holds at most 128 timers is not
-/// cascaded: its timers are sorted straight onto the due list.
+/// cascaded: its timers are sorted on the stack and fired from there (those a budget leaves go
+/// on the due list).
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
 /// the two cells every [`WheelSlot`] lends (blocks of 4 to 64 cells, the more the larger the
@@ -460,24 +461,36 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// Takes the whole slot (the earliest occupied one, the due list empty) and re-files its
     /// timers relative to its start time, in the order they were filed (so timers with one
     /// deadline keep theirs). A slot that ends by `now` and holds few timers goes to the due
-    /// list whole instead.
+    /// list whole instead, sorted.
     fn process(&mut self, expiration: Expiration, now: Tick) {
-        self.elapsed = expiration.start;
-        self.levels[expiration.level].vacate(expiration.slot);
-        let mut taken = self.lists[expiration.list()].take();
-        if self.in_blocks() {
-            // Its timers are counted again wherever they are filed next.
-            self.recount_live(expiration.list(), |_| 0);
-        }
+        let taken = self.take_slot(&expiration);
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
             self.due_gains();
             self.lists[DUE] = taken;
             return;
         }
-        if expiration.end() <= now && self.file_due_whole(&mut taken, &expiration) {
-            return;
+        if expiration.end() <= now {
+            self.file_due_whole(taken, &expiration);
+        } else {
+            self.cascade(taken);
         }
+    }
+
+    /// Takes the list of slot `expiration` off the wheel, its bit cleared.
+    #[inline]
+    fn take_slot(&mut self, expiration: &Expiration) -> Chain {
+        self.elapsed = expiration.start;
+        self.levels[expiration.level].vacate(expiration.slot);
+        if self.in_blocks() {
+            // Its timers are counted again wherever they are filed next.
+            self.recount_live(expiration.list(), |_| 0);
+        }
+        self.lists[expiration.list()].take()
+    }
+
+    /// Re-files every timer of `taken`, a slot's list, relative to `elapsed` (the slot's start).
+    fn cascade(&mut self, taken: Chain) {
         if self.in_blocks() {
             self.cascade_blocks(taken);
         } else if let Some(tail) = taken.linked().tail() {
@@ -496,85 +509,144 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
-    /// Files every timer of `taken` on the (empty) due list in deadline order, and moves
-    /// `elapsed` to the slot's end, if `taken` holds at most [`BATCH`] timers (so that sorting
-    /// them costs O(log BATCH) per timer) and the slot is at most 2^24 ticks wide; otherwise
-    /// leaves `taken` as it was and returns `false`.
-    ///
-    /// `taken` is the earliest occupied slot, `slot`: every timer due by its end is in it, so
-    /// with them on the due list the wheel has processed up to that end. A late poll meets
-    /// such slots below the level its timers were filed on; sorting a few timers here costs
-    /// less than cascading each through the finer levels, one slot at a time.
-    /// Out of line: the per-tick expiry, which never meets a slot that falls due whole,
-    /// keeps a small `advance`.
+    /// Files the timers of `taken`, slot `expiration` that ends by now, on the due list in
+    /// deadline order if they fit a [`Batch`], else cascades them.
     #[inline(never)]
-    fn file_due_whole(&mut self, taken: &mut Chain, slot: &Expiration) -> bool {
-        let end = slot.end();
-        if self.in_blocks() {
-            return self.file_due_whole_blocks(taken, slot);
+    fn file_due_whole(&mut self, mut taken: Chain, expiration: &Expiration) {
+        let mut batch = Batch::new(expiration.start);
+        if self.gather_due_whole(&mut taken, expiration, &mut batch) {
+            self.file_on_due(&batch, 0);
+        } else {
+            self.cascade(taken);
         }
-        let Some(tail) = taken.linked().tail() else {
-            return false;
-        };
-        // `advance` processes a slot only once the due list is empty: the slot's timers, in
-        // order, are the due list.
+    }
+
+    /// [`file_due_whole`](Self::file_due_whole) for an expiry that fires what it gathers: fires
+    /// the slot's timers straight from the sorted batch, at most `budget` of them (the rest go
+    /// on the due list). Returns how many fired.
+    #[inline(never)]
+    fn fire_due_whole(
+        &mut self,
+        expiration: &Expiration,
+        budget: usize,
+        on_expired: &mut impl FnMut(Expired<T>),
+    ) -> usize {
+        let mut taken = self.take_slot(expiration);
+        let mut batch = Batch::new(expiration.start);
+        if self.gather_due_whole(&mut taken, expiration, &mut batch) {
+            self.fire_batch(&batch, budget, on_expired)
+        } else {
+            self.cascade(taken);
+            0
+        }
+    }
+
+    /// Gathers every timer of `taken` into `batch` in deadline order and moves `elapsed` to the
+    /// slot's end, if `taken` holds at most [`BATCH`] timers (so that sorting them costs
+    /// O(log BATCH) per timer) and the slot is at most 2^24 ticks wide; otherwise leaves
+    /// `taken` (and the wheel) as it was and returns `false`. The batch's timers are then on no
+    /// list: the caller fires them, or files them on the due list ([`file_on_due`]).
+    ///
+    /// `taken` is the earliest occupied slot, `slot`, and the due list is empty: every timer
+    /// due by its end is in it, so with them gathered the wheel has processed up to that end.
+    /// A late poll meets such slots below the level its timers were filed on; sorting a few
+    /// timers here costs less than cascading each through the finer levels, one slot at a time.
+    ///
+    /// [`file_on_due`]: Self::file_on_due
+    #[inline]
+    fn gather_due_whole(
+        &mut self,
+        taken: &mut Chain,
+        slot: &Expiration,
+        batch: &mut Batch,
+    ) -> bool {
         debug_assert!(self.lists[DUE].is_empty());
+        batch.restart(slot.start);
         let cells = self.nodes.cells();
-        let head = cells.next(tail);
-        if head == tail {
-            // One timer: its list is the due list as it stands.
-            self.elapsed = end;
-            self.due_gains();
-            self.lists[DUE] = taken.take();
-            return true;
-        }
-        // Each timer's deadline and successor are read once, into the batch; then they are
-        // sorted on the stack and linked as the due list in one pass (sorting by insertion into
-        // the due list itself reads a node's deadline at every step).
-        let mut batch = Batch::new(slot.start);
-        let mut at = head;
-        loop {
-            if !batch.push(at, cells.key(at)) {
-                // Too many timers, or a slot too wide to pack: nothing has changed yet.
+        if self.in_blocks() {
+            for (index, at) in taken.cells_in_order(cells, &self.blocks) {
+                if let Some(deadline) = live_deadline(cells, index, at) {
+                    if !batch.push(index, deadline) {
+                        return false;
+                    }
+                }
+            }
+            taken.release(self.nodes.cells_mut(), &mut self.blocks);
+        } else {
+            let Some(tail) = taken.linked().tail() else {
                 return false;
+            };
+            // Each timer's deadline and successor are read once, into the batch; sorting them
+            // on the stack beats sorting by insertion into a list, which reads a node's
+            // deadline at every step.
+            let mut at = cells.next(tail);
+            loop {
+                if !batch.push(at, cells.key(at)) {
+                    // Too many timers, or a slot too wide to pack: nothing has changed yet.
+                    return false;
+                }
+                if at == tail {
+                    break;
+                }
+                at = cells.next(at);
             }
-            if at == tail {
-                break;
-            }
-            at = cells.next(at);
         }
-        self.elapsed = end;
-        self.due_gains();
         batch.sort();
-        let due = List::from_order(self.nodes.cells_mut(), batch.iter().map(|(index, _)| index));
-        self.lists[DUE] = Chain::from_linked(due);
+        self.elapsed = slot.end();
         true
     }
 
-    /// [`file_due_whole`](Self::file_due_whole) in the blocks layout, where the due list is a
-    /// chain appended to in order: the live timers are sorted aside first.
-    fn file_due_whole_blocks(&mut self, taken: &mut Chain, slot: &Expiration) -> bool {
-        let mut batch = Batch::new(slot.start);
-        let cells = self.nodes.cells();
-        for (index, at) in taken.cells_in_order(cells, &self.blocks) {
-            if let Some(deadline) = live_deadline(cells, index, at) {
-                if !batch.push(index, deadline) {
-                    return false;
-                }
-            }
+    /// Files the timers of a gathered `batch` from its `from`th on onto the empty due list, in
+    /// the batch's order: those the caller did not fire. Each is due by `elapsed`.
+    fn file_on_due(&mut self, batch: &Batch, from: usize) {
+        if from >= batch.len() {
+            return;
         }
-        taken.release(self.nodes.cells_mut(), &mut self.blocks);
-        batch.sort();
-        self.elapsed = slot.end();
-        // Every deadline is now at or before `elapsed`: each goes to the back of the due list.
-        for (index, deadline) in batch.iter() {
+        self.due_gains();
+        if !self.in_blocks() {
+            let order = batch.iter().skip(from).map(|(index, _)| index);
+            let due = List::from_order(self.nodes.cells_mut(), order);
+            self.lists[DUE] = Chain::from_linked(due);
+            return;
+        }
+        // Every deadline is at or before `elapsed`: each goes to the back of the due list.
+        for (index, deadline) in batch.iter().skip(from) {
             match self.push_block_cell(index, deadline) {
                 Some(to) => self.nodes.cells_mut().relocate(index, to),
                 // The reserve (kept before every `process`) makes this unreachable.
                 None => debug_assert!(false, "timer-core: no free block for the due list"),
             }
         }
-        true
+    }
+
+    /// Fires the timers of a gathered `batch`, in order, at most `budget` of them; files the
+    /// rest on the due list, also if `on_expired` panics. Returns how many fired.
+    ///
+    /// Firing straight from the batch spares each timer a trip through the due list (its links
+    /// or a cell written, then read back).
+    fn fire_batch(
+        &mut self,
+        batch: &Batch,
+        budget: usize,
+        on_expired: &mut impl FnMut(Expired<T>),
+    ) -> usize {
+        let mut rest = BatchRest {
+            wheel: self,
+            batch,
+            next: 0,
+        };
+        let mut fired = 0;
+        while fired < budget {
+            let Some((index, _)) = batch.get(rest.next) else {
+                break;
+            };
+            rest.next += 1;
+            if let Some(expired) = rest.wheel.nodes.take_wheel_expired(index) {
+                on_expired(expired);
+                fired += 1;
+            }
+        }
+        fired
     }
 
     /// Re-files the live timers of a chain taken off its slot, block by block: each block is
@@ -657,31 +729,49 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// Cascades until the earliest timer due at `now` heads the due list; returns it.
+    #[inline]
     fn advance(&mut self, now: Tick) -> Option<u32> {
+        match self.advance_or_gather(now, false) {
+            Advanced::Head(head) => Some(head),
+            Advanced::DueWhole(_) | Advanced::NothingDue => None,
+        }
+    }
+
+    /// [`advance`](Self::advance), or, if `gather`, stops before a slot (above level 0) that
+    /// falls due whole by `now`, for the caller to fire its timers straight from a batch
+    /// ([`fire_due_whole`](Self::fire_due_whole)).
+    fn advance_or_gather(&mut self, now: Tick, gather: bool) -> Advanced {
         loop {
             if let Some(head) = self.due_front() {
-                return (self.nodes.cells().key(head) <= now).then_some(head);
+                return if self.nodes.cells().key(head) <= now {
+                    Advanced::Head(head)
+                } else {
+                    Advanced::NothingDue
+                };
             }
             if now <= self.elapsed {
                 self.renew_check_from(now);
-                return None;
+                return Advanced::NothingDue;
             }
             if now < self.check_from {
                 // No slot starts by `now`: nothing to cascade, nothing due.
                 self.elapsed = now;
-                return None;
+                return Advanced::NothingDue;
             }
             match self.next_expiration() {
                 Some(next) if next.start <= now => {
                     if self.in_blocks() && self.blocks.available() < chain::RESERVE {
                         self.compact();
                     }
+                    if gather && next.level > 0 && next.end() <= now {
+                        return Advanced::DueWhole(next);
+                    }
                     self.process(next, now);
                 }
                 next => {
                     self.check_from = next.map_or(Tick::MAX, |next| next.start);
                     self.elapsed = now;
-                    return None;
+                    return Advanced::NothingDue;
                 }
             }
         }
@@ -725,11 +815,18 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     ) -> Sweep {
         let mut fired = 0;
         while fired < budget {
-            let Some(head) = self.advance(now) else {
-                return Sweep {
-                    fired,
-                    more_due: false,
-                };
+            let head = match self.advance_or_gather(now, true) {
+                Advanced::Head(head) => head,
+                Advanced::DueWhole(slot) => {
+                    fired += self.fire_due_whole(&slot, budget - fired, &mut on_expired);
+                    continue;
+                }
+                Advanced::NothingDue => {
+                    return Sweep {
+                        fired,
+                        more_due: false,
+                    }
+                }
             };
             if self.in_blocks() || self.elapsed > now {
                 self.pop_due_front(head);
@@ -782,6 +879,31 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
         }
         None
+    }
+}
+
+/// Where [`TimerWheelOn::advance_or_gather`] stopped.
+enum Advanced {
+    /// This timer, due, heads the due list.
+    Head(u32),
+    /// This slot, the earliest occupied one (above level 0), falls due whole: still on the
+    /// wheel, for [`TimerWheelOn::fire_due_whole`].
+    DueWhole(Expiration),
+    /// Nothing is due.
+    NothingDue,
+}
+
+/// The timers of a gathered batch not yet fired, from `next` on: filed on the due list when
+/// this is dropped, so that none is lost if the expiry callback panics.
+struct BatchRest<'a, T, S: Storage<WheelSlot<T>>> {
+    wheel: &'a mut TimerWheelOn<T, S>,
+    batch: &'a Batch,
+    next: usize,
+}
+
+impl<T, S: Storage<WheelSlot<T>>> Drop for BatchRest<'_, T, S> {
+    fn drop(&mut self) {
+        self.wheel.file_on_due(self.batch, self.next);
     }
 }
 
