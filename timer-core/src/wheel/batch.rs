@@ -15,6 +15,39 @@ const PLACE_BITS: u32 = BATCH.trailing_zeros();
 /// 4 (2^24 ticks wide) fits.
 const OFFSET_BITS: u32 = Tick::BITS - u32::BITS - PLACE_BITS;
 
+/// Where a key's offset starts.
+const OFFSET_SHIFT: u32 = u32::BITS + PLACE_BITS;
+/// Bits of the offset sorted in one radix pass: one wheel level's worth.
+const DIGIT_BITS: u32 = 6;
+/// Batches of at most this many keys are sorted by comparison: a radix pass's 64 counters
+/// cost more than a few keys' comparisons.
+const COMPARISON_SORT_UP_TO: usize = 32;
+/// Offsets that need more radix passes than this are sorted by comparison: with three passes
+/// (a slot three levels below the poll's, a wheel of about 1,000 timers) the radix sort took
+/// half as long again as the comparison sort.
+const RADIX_PASSES_AT_MOST: u32 = 2;
+
+/// Moves `from`'s keys to `to` ordered by the digit at `shift`, keys with equal digits in the
+/// order they were in: one pass of a least-significant-digit radix sort.
+fn radix_pass(from: &[u64], to: &mut [u64], shift: u32) {
+    let digit = |key: u64| (key >> shift) as usize % (1 << DIGIT_BITS);
+    let mut next = [0u16; 1 << DIGIT_BITS];
+    for &key in from {
+        next[digit(key)] += 1;
+    }
+    let mut start = 0;
+    for slot in &mut next {
+        (start, *slot) = (start + *slot, start);
+    }
+    for &key in from {
+        let at = &mut next[digit(key)];
+        if let Some(place) = to.get_mut(usize::from(*at)) {
+            *place = key;
+        }
+        *at += 1;
+    }
+}
+
 /// Up to [`BATCH`] timers of one slot, each packed in one `u64` key: its deadline's offset from
 /// the slot's start, then its place in the order added, then its slot number. Sorting the keys
 /// as plain integers orders the timers by deadline, equal deadlines in the order added, with no
@@ -62,9 +95,7 @@ impl Batch {
         let offset = deadline.wrapping_sub(self.start);
         match self.keys.get_mut(self.len) {
             Some(key) if offset >> OFFSET_BITS == 0 => {
-                *key = offset << (u32::BITS + PLACE_BITS)
-                    | (self.len as u64) << u32::BITS
-                    | u64::from(index);
+                *key = offset << OFFSET_SHIFT | (self.len as u64) << u32::BITS | u64::from(index);
                 self.len += 1;
                 true
             }
@@ -72,11 +103,48 @@ impl Batch {
         }
     }
 
-    /// Sorts by deadline, keeping timers with equal deadlines in the order they were added
-    /// (their keys differ in the place bits, so an unstable sort of the keys is stable).
+    /// Sorts by deadline, keeping timers with equal deadlines in the order they were added.
+    ///
+    /// Keys are sorted as plain integers (their place bits differ, so an unstable sort is
+    /// stable), except more than a few whose offsets differ in at most 12 bits (a slot one or
+    /// two levels below a late poll's): those by a least-significant-digit radix sort of the
+    /// offsets, six bits a pass and only over the bits in which they differ, each pass linear
+    /// where a comparison sort of 100 keys makes about seven comparisons a key. The radix sort
+    /// is stable, and the keys were added in order, so equal offsets keep that order.
     #[inline]
     pub(super) fn sort(&mut self) {
-        self.keys[..self.len].sort_unstable();
+        let keys = &mut self.keys[..self.len];
+        let (first, rest) = match keys.split_first() {
+            Some((&first, rest)) if rest.len() >= COMPARISON_SORT_UP_TO => (first, rest),
+            _ => {
+                keys.sort_unstable();
+                return;
+            }
+        };
+        let first = first >> OFFSET_SHIFT;
+        let differ = rest
+            .iter()
+            .fold(0, |differ, &key| differ | ((key >> OFFSET_SHIFT) ^ first));
+        let varying_bits = Tick::BITS - differ.leading_zeros();
+        if varying_bits > RADIX_PASSES_AT_MOST * DIGIT_BITS {
+            keys.sort_unstable();
+            return;
+        }
+        let mut other = [0; BATCH];
+        let other = &mut other[..keys.len()];
+        let mut sorted_in_other = false;
+        for shift in (0..varying_bits).step_by(DIGIT_BITS as usize) {
+            let shift = OFFSET_SHIFT + shift;
+            if sorted_in_other {
+                radix_pass(other, keys, shift);
+            } else {
+                radix_pass(keys, other, shift);
+            }
+            sorted_in_other = !sorted_in_other;
+        }
+        if sorted_in_other {
+            keys.copy_from_slice(other);
+        }
     }
 
     /// The timers as `(index, deadline)`, in their current order.
@@ -88,7 +156,7 @@ impl Batch {
     #[inline]
     fn unpack(&self, key: u64) -> (u32, Tick) {
         // Truncation keeps the slot number, the key's low 32 bits.
-        (key as u32, self.start + (key >> (u32::BITS + PLACE_BITS)))
+        (key as u32, self.start + (key >> OFFSET_SHIFT))
     }
 }
 
@@ -117,6 +185,34 @@ mod tests {
                 (u32::MAX, 1_050)
             ]
         );
+    }
+
+    #[test]
+    fn radix_sort_matches_a_comparison_sort_at_every_size_and_spread() {
+        let mut seed = 0x5EED_0001_u64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for len in 1..=BATCH {
+            for bits in [0, 1, 6, 7, 12, 18, 24, OFFSET_BITS] {
+                let start = below(1 << 40);
+                let mut batch = Batch::new(start);
+                let mut expected = Vec::new();
+                for place in 0..len {
+                    let index = below(1 << 32) as u32;
+                    let deadline = start + below(1 << bits);
+                    assert!(batch.push(index, deadline));
+                    expected.push((deadline, place, index));
+                }
+                batch.sort();
+                expected.sort();
+                let want: Vec<(u32, Tick)> = expected.iter().map(|&(d, _, i)| (i, d)).collect();
+                assert!(batch.iter().eq(want), "{len} keys over {bits} bits");
+            }
+        }
     }
 
     #[test]
