@@ -473,7 +473,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         if expiration.end() <= now {
             self.file_due_whole(taken, &expiration);
         } else {
-            self.cascade(taken);
+            self.cascade(taken, expiration.level);
         }
     }
 
@@ -489,10 +489,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.lists[expiration.list()].take()
     }
 
-    /// Re-files every timer of `taken`, a slot's list, relative to `elapsed` (the slot's start).
-    fn cascade(&mut self, taken: Chain) {
+    /// Re-files every timer of `taken`, the list of a level-`level` slot, relative to `elapsed`
+    /// (the slot's start).
+    fn cascade(&mut self, taken: Chain, level: usize) {
         if self.in_blocks() {
-            self.cascade_blocks(taken);
+            self.cascade_blocks(taken, level);
         } else if let Some(tail) = taken.linked().tail() {
             // Walk the detached list reading each node's successor before the node is relinked:
             // no node but the one being filed is written.
@@ -517,7 +518,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         if self.gather_due_whole(&mut taken, expiration, &mut batch) {
             self.file_on_due(&batch, 0);
         } else {
-            self.cascade(taken);
+            self.cascade(taken, expiration.level);
         }
     }
 
@@ -536,7 +537,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         if self.gather_due_whole(&mut taken, expiration, &mut batch) {
             self.fire_batch(&batch, budget, on_expired)
         } else {
-            self.cascade(taken);
+            self.cascade(taken, expiration.level);
             0
         }
     }
@@ -649,14 +650,22 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         fired
     }
 
-    /// Re-files the live timers of a chain taken off its slot, block by block: each block is
-    /// copied out and freed before its timers are filed, so the cascade needs free blocks only
-    /// for the new tails it opens (the reserve).
+    /// Re-files the live timers of a chain taken off its level-`level` slot, block by block:
+    /// each block is copied out and freed before its timers are filed, so the cascade needs free
+    /// blocks only for the new tails it opens (the reserve).
     ///
     /// A block's handles are read in one pass before any is filed: the loads do not depend on
     /// one another, so their cache misses overlap; filing between them would leave one miss at a
     /// time in flight.
-    fn cascade_blocks(&mut self, mut taken: Chain) {
+    ///
+    /// Nearly every timer goes to the level just below (all but those in the slot's first
+    /// sixty-fourth, which go further down). That level is empty (the slot was the earliest
+    /// occupied one), so its slots' live counts are kept here, on the stack, and written with
+    /// their slot bits once at the end, instead of a read and a write of a count for each timer.
+    fn cascade_blocks(&mut self, mut taken: Chain, level: usize) {
+        let finer = level.wrapping_sub(1);
+        let finer_shift = (finer as u32).wrapping_mul(level::SLOT_BITS);
+        let mut counts = [0u32; SLOTS];
         let mut block = [0; MAX_BLOCK];
         let mut deadlines = [0; MAX_BLOCK];
         while let Some((first, len)) =
@@ -674,20 +683,47 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 let i = live.trailing_zeros() as usize;
                 live &= live - 1;
                 let (index, deadline) = (block[i], deadlines[i]);
-                let to = match self.push_block_cell(index, deadline) {
+                // The timer's slot on the level below, if that is its level (`home` would say
+                // so): it differs from `elapsed` there and in no higher bit.
+                let below = (deadline ^ self.elapsed)
+                    .checked_shr(finer_shift)
+                    .unwrap_or(0);
+                let finer_slot =
+                    (below != 0 && below < SLOTS as u64).then(|| slot_for(finer, deadline));
+                let push = |wheel: &mut Self| match finer_slot {
+                    Some(slot) => wheel.push_cell(finer * SLOTS + slot, index),
+                    None => wheel.push_block_cell(index, deadline),
+                };
+                let to = match push(self) {
                     Some(to) => to,
                     None => {
                         // The reserve makes this unreachable; compacting would still make room.
                         self.compact();
-                        match self.push_block_cell(index, deadline) {
+                        match push(self) {
                             Some(to) => to,
                             None => unreachable!("timer-core: a cascade found no free block"),
                         }
                     }
                 };
+                if let Some(slot) = finer_slot {
+                    counts[slot] += 1;
+                }
                 self.nodes.cells_mut().relocate(index, to);
             }
         }
+        for (slot, &count) in counts.iter().enumerate().filter(|(_, &count)| count > 0) {
+            let list = finer * SLOTS + slot;
+            self.recount_live(list, |live| live.saturating_add(count));
+            let start = self.elapsed | ((slot as Tick) << finer_shift);
+            self.occupy(list, finer, start);
+        }
+    }
+
+    /// Appends timer `index` to level list `list` (blocks layout) without counting it: for a
+    /// cascade, which counts the timers it files and marks their slots at its end.
+    #[inline]
+    fn push_cell(&mut self, list: usize, index: u32) -> Option<u32> {
+        self.lists[list].push_back(self.nodes.cells_mut(), &mut self.blocks, index)
     }
 
     /// The first live timer on the due list, dropping stale cells before it.
