@@ -491,6 +491,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 
     /// Re-files every timer of `taken`, the list of a level-`level` slot, relative to `elapsed`
     /// (the slot's start).
+    #[inline(always)]
     fn cascade(&mut self, taken: Chain, level: usize) {
         if self.in_blocks() {
             self.cascade_blocks(taken, level);
@@ -522,16 +523,22 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
     }
 
-    /// [`file_due_whole`](Self::file_due_whole) for an expiry that fires what it gathers: fires
-    /// the slot's timers straight from the sorted batch, at most `budget` of them (the rest go
-    /// on the due list). Returns how many fired.
+    /// [`file_due_whole`](Self::file_due_whole) for an expiry up to `now` that fires what it
+    /// gathers, once [`advance_or_gather`](Self::advance_or_gather) found that the earliest
+    /// occupied slot falls due whole: fires the slot's timers straight from the sorted batch, at
+    /// most `budget` of them (the rest go on the due list). Returns how many fired.
     #[inline(never)]
     fn fire_due_whole(
         &mut self,
-        expiration: &Expiration,
+        now: Tick,
         budget: usize,
         on_expired: &mut impl FnMut(Expired<T>),
     ) -> usize {
+        let Some(expiration) = self.next_expiration() else {
+            return 0;
+        };
+        debug_assert!(expiration.level > 0 && expiration.end() <= now);
+        let expiration = &expiration;
         let mut taken = self.take_slot(expiration);
         let mut batch = Batch::new(expiration.start);
         if self.gather_due_whole(&mut taken, expiration, &mut batch) {
@@ -769,7 +776,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn advance(&mut self, now: Tick) -> Option<u32> {
         match self.advance_or_gather(now, false) {
             Advanced::Head(head) => Some(head),
-            Advanced::DueWhole(_) | Advanced::NothingDue => None,
+            Advanced::DueWhole | Advanced::NothingDue => None,
         }
     }
 
@@ -800,7 +807,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                         self.compact();
                     }
                     if gather && next.level > 0 && next.end() <= now {
-                        return Advanced::DueWhole(next);
+                        return Advanced::DueWhole;
                     }
                     self.process(next, now);
                 }
@@ -853,8 +860,8 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         while fired < budget {
             let head = match self.advance_or_gather(now, true) {
                 Advanced::Head(head) => head,
-                Advanced::DueWhole(slot) => {
-                    fired += self.fire_due_whole(&slot, budget - fired, &mut on_expired);
+                Advanced::DueWhole => {
+                    fired += self.fire_due_whole(now, budget - fired, &mut on_expired);
                     continue;
                 }
                 Advanced::NothingDue => {
@@ -922,9 +929,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
 enum Advanced {
     /// This timer, due, heads the due list.
     Head(u32),
-    /// This slot, the earliest occupied one (above level 0), falls due whole: still on the
-    /// wheel, for [`TimerWheelOn::fire_due_whole`].
-    DueWhole(Expiration),
+    /// The earliest occupied slot (above level 0) falls due whole: still on the wheel, for
+    /// [`TimerWheelOn::fire_due_whole`]. (Named by no payload: a small enum comes back in
+    /// registers, which the per-tick expiry, where this never happens, gains from.)
+    DueWhole,
     /// Nothing is due.
     NothingDue,
 }
