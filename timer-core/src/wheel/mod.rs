@@ -526,13 +526,15 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// [`file_due_whole`](Self::file_due_whole) for an expiry up to `now` that fires what it
     /// gathers, once [`advance_or_gather`](Self::advance_or_gather) found that the earliest
     /// occupied slot falls due whole: fires the slot's timers straight from the sorted batch, at
-    /// most `budget` of them (the rest go on the due list). Returns how many fired.
+    /// most `budget` of them (the rest go on the due list), gathered in `batch`. Returns how
+    /// many fired.
     #[inline(never)]
     fn fire_due_whole(
         &mut self,
         now: Tick,
         budget: usize,
         on_expired: &mut impl FnMut(Expired<T>),
+        batch: &mut Batch,
     ) -> usize {
         let Some(expiration) = self.next_expiration() else {
             return 0;
@@ -540,9 +542,8 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         debug_assert!(expiration.level > 0 && expiration.end() <= now);
         let expiration = &expiration;
         let mut taken = self.take_slot(expiration);
-        let mut batch = Batch::new(expiration.start);
-        if self.gather_due_whole(&mut taken, expiration, &mut batch) {
-            self.fire_batch(&batch, budget, on_expired)
+        if self.gather_due_whole(&mut taken, expiration, batch) {
+            self.fire_batch(batch, budget, on_expired)
         } else {
             self.cascade(taken, expiration.level);
             0
@@ -857,11 +858,14 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         mut on_expired: impl FnMut(Expired<T>),
     ) -> Sweep {
         let mut fired = 0;
+        // Made (1 KiB zeroed) at the first slot a late poll gathers, then reused for the rest.
+        let mut batch = None;
         while fired < budget {
             let head = match self.advance_or_gather(now, true) {
                 Advanced::Head(head) => head,
                 Advanced::DueWhole => {
-                    fired += self.fire_due_whole(now, budget - fired, &mut on_expired);
+                    let batch = batch.get_or_insert_with(|| Batch::new(0));
+                    fired += self.fire_due_whole(now, budget - fired, &mut on_expired, batch);
                     continue;
                 }
                 Advanced::NothingDue => {
