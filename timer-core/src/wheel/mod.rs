@@ -539,7 +539,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let Some(expiration) = self.next_expiration() else {
             return 0;
         };
-        debug_assert!(expiration.level > 0 && expiration.end() <= now);
+        if expiration.level == 0 || expiration.end() > now {
+            // Not the slot `advance_or_gather` found (unreachable): the path that fires nothing.
+            debug_assert!(false, "timer-core: the slot found due whole is not");
+            self.process(expiration, now);
+            return 0;
+        }
         let expiration = &expiration;
         let mut taken = self.take_slot(expiration);
         if self.gather_due_whole(&mut taken, expiration, batch) {
@@ -692,12 +697,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 live &= live - 1;
                 let (index, deadline) = (block[i], deadlines[i]);
                 // The timer's slot on the level below, if that is its level (`home` would say
-                // so): it differs from `elapsed` there and in no higher bit.
+                // so): it is after `elapsed` and differs from it there and in no higher bit.
                 let below = (deadline ^ self.elapsed)
                     .checked_shr(finer_shift)
                     .unwrap_or(0);
-                let finer_slot =
-                    (below != 0 && below < SLOTS as u64).then(|| slot_for(finer, deadline));
+                let finer_slot = (deadline > self.elapsed && below != 0 && below < SLOTS as u64)
+                    .then(|| slot_for(finer, deadline));
                 let push = |wheel: &mut Self| match finer_slot {
                     Some(slot) => wheel.push_cell(finer * SLOTS + slot, index),
                     None => wheel.push_block_cell(index, deadline),
