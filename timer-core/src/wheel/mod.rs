@@ -539,15 +539,13 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let Some(expiration) = self.next_expiration() else {
             return 0;
         };
-        if expiration.level == 0 || expiration.end() > now {
-            // Not the slot `advance_or_gather` found (unreachable): the path that fires nothing.
-            debug_assert!(false, "timer-core: the slot found due whole is not");
-            self.process(expiration, now);
-            return 0;
-        }
         let expiration = &expiration;
         let mut taken = self.take_slot(expiration);
-        if self.gather_due_whole(&mut taken, expiration, batch) {
+        // What `advance_or_gather` found; were it not (unreachable), firing the gathered timers
+        // could fire some early, and the slot is cascaded instead.
+        let due_whole = expiration.level > 0 && expiration.end() <= now;
+        debug_assert!(due_whole, "timer-core: the slot found due whole is not");
+        if due_whole && self.gather_due_whole(&mut taken, expiration, batch) {
             self.fire_batch(batch, budget, on_expired)
         } else {
             self.cascade(taken, expiration.level);
