@@ -189,13 +189,8 @@ mod tests {
 
     #[test]
     fn radix_sort_matches_a_comparison_sort_at_every_size_and_spread() {
-        let mut seed = 0x5EED_0001_u64;
-        let mut below = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = crate::wheel::tests::Rng(0x5EED_0001);
+        let mut below = |n: u64| rng.below(n);
         for len in 1..=BATCH {
             for bits in [0, 1, 6, 7, 12, 18, 24, OFFSET_BITS] {
                 let start = below(1 << 40);

@@ -229,11 +229,11 @@ fn slot_size_is_28_bytes_for_u32() {
 
 // ---- the blocks layout ----
 
-/// A seeded generator (splitmix64): these tests need no `rand`.
-struct Rng(u64);
+/// A seeded generator (splitmix64): the wheel's tests need no `rand`.
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -241,7 +241,7 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
