@@ -103,7 +103,28 @@ impl Batch {
         }
     }
 
-    /// Sorts by deadline, keeping timers with equal deadlines in the order they were added.
+    /// Drops the timers added after the first `len`: a slot that did not fit is taken back out.
+    #[inline]
+    pub(super) fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Whether every deadline up to `last` (and from the batch's start) can be packed.
+    #[inline]
+    pub(super) fn reaches(&self, last: Tick) -> bool {
+        last.checked_sub(self.start)
+            .is_some_and(|offset| offset >> OFFSET_BITS == 0)
+    }
+
+    /// Sorts the whole batch: [`sort_from`](Self::sort_from) its first timer.
+    #[cfg(test)]
+    pub(super) fn sort(&mut self) {
+        self.sort_from(0);
+    }
+
+    /// Sorts the timers from the `from`th on by deadline, keeping timers with equal deadlines
+    /// in the order they were added. A batch gathered from several slots is sorted slot by
+    /// slot: each slot's timers are due before the next slot's.
     ///
     /// Keys are sorted as plain integers (their place bits differ, so an unstable sort is
     /// stable), except more than a few whose offsets differ in at most 12 bits (a slot one or
@@ -112,8 +133,8 @@ impl Batch {
     /// where a comparison sort of 100 keys makes about seven comparisons a key. The radix sort
     /// is stable, and the keys were added in order, so equal offsets keep that order.
     #[inline]
-    pub(super) fn sort(&mut self) {
-        let keys = &mut self.keys[..self.len];
+    pub(super) fn sort_from(&mut self, from: usize) {
+        let keys = self.keys.get_mut(from..self.len).unwrap_or_default();
         let (first, rest) = match keys.split_first() {
             Some((&first, rest)) if rest.len() >= COMPARISON_SORT_UP_TO => (first, rest),
             _ => {

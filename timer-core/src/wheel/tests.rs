@@ -663,3 +663,43 @@ fn late_poll_whose_callback_panics_keeps_the_rest_of_the_slot_pending_in_order()
         assert!(wheel.is_empty());
     }
 }
+
+#[test]
+fn late_poll_gathers_the_next_slots_of_a_level_but_none_that_ends_after_now() {
+    // Level-1 slots [64, 128) and [128, 192) fall due whole at 200 and are fired from one
+    // batch; [192, 256) does not (230 is not due): its 195 fires, its 230 stays. Budgets of
+    // every size stop the poll inside the batch; the rest must follow in order.
+    let timers = [
+        (0, 100),
+        (1, 70),
+        (2, 150),
+        (3, 130),
+        (4, 150),
+        (5, 230),
+        (6, 195),
+    ];
+    for budget in 1..=7 {
+        for mut wheel in [
+            TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+            blocks_wheel(BLOCKS_CAPACITY),
+        ] {
+            for (value, deadline) in timers {
+                wheel.insert(deadline, value).unwrap();
+            }
+            let mut fired = Vec::new();
+            loop {
+                let sweep = wheel.expire(200, budget, |e| fired.push((e.deadline, e.value)));
+                if !sweep.more_due {
+                    break;
+                }
+            }
+            assert_eq!(
+                fired,
+                [(70, 1), (100, 0), (130, 3), (150, 2), (150, 4), (195, 6)],
+                "budget {budget}"
+            );
+            assert_eq!(wheel.len(), 1);
+            assert_eq!(fire_all(&mut wheel, 300), [(230, 5)]);
+        }
+    }
+}
