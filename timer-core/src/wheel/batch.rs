@@ -55,6 +55,9 @@ fn radix_pass(from: &[u64], to: &mut [u64], shift: u32) {
 pub(super) struct Batch {
     keys: [u64; BATCH],
     len: usize,
+    /// Timers added from the end ([`push_from_end`](Self::push_from_end)): the last `back`
+    /// keys, until [`join_ends`](Self::join_ends) moves them after the first `len`.
+    back: usize,
     /// The slot's first tick: no deadline in the batch is earlier.
     start: Tick,
 }
@@ -65,6 +68,7 @@ impl Batch {
         Self {
             keys: [0; BATCH],
             len: 0,
+            back: 0,
             start,
         }
     }
@@ -73,6 +77,7 @@ impl Batch {
     #[inline]
     pub(super) fn restart(&mut self, start: Tick) {
         self.len = 0;
+        self.back = 0;
         self.start = start;
     }
 
@@ -92,11 +97,45 @@ impl Batch {
     /// or the deadline is before the slot's start or too far past it to pack.
     #[inline]
     pub(super) fn push(&mut self, index: u32, deadline: Tick) -> bool {
+        let place = self.len;
+        if place + self.back >= BATCH || !self.put(place, index, deadline) {
+            return false;
+        }
+        self.len += 1;
+        true
+    }
+
+    /// Adds timer `index`, due at `deadline`, as the one before those added from the end so
+    /// far: a list walked from both ends at once fills the batch from both of its ends, each
+    /// timer in the place it has in the list. `false` as for [`push`](Self::push).
+    #[inline]
+    pub(super) fn push_from_end(&mut self, index: u32, deadline: Tick) -> bool {
+        let Some(place) = (BATCH - 1).checked_sub(self.back) else {
+            return false;
+        };
+        if place < self.len || !self.put(place, index, deadline) {
+            return false;
+        }
+        self.back += 1;
+        true
+    }
+
+    /// Moves the timers added from the end to follow the others, in place order.
+    #[inline]
+    pub(super) fn join_ends(&mut self) {
+        let from = BATCH - self.back;
+        self.keys.copy_within(from.., self.len);
+        self.len += self.back;
+        self.back = 0;
+    }
+
+    /// Packs timer `index`, due at `deadline`, as the key at `place`, if its deadline packs.
+    #[inline]
+    fn put(&mut self, place: usize, index: u32, deadline: Tick) -> bool {
         let offset = deadline.wrapping_sub(self.start);
-        match self.keys.get_mut(self.len) {
+        match self.keys.get_mut(place) {
             Some(key) if offset >> OFFSET_BITS == 0 => {
-                *key = offset << OFFSET_SHIFT | (self.len as u64) << u32::BITS | u64::from(index);
-                self.len += 1;
+                *key = offset << OFFSET_SHIFT | (place as u64) << u32::BITS | u64::from(index);
                 true
             }
             _ => false,
@@ -107,6 +146,7 @@ impl Batch {
     #[inline]
     pub(super) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
+        self.back = 0;
     }
 
     /// Whether every deadline up to `last` (and from the batch's start) can be packed.
@@ -228,6 +268,31 @@ mod tests {
                 let want: Vec<(u32, Tick)> = expected.iter().map(|&(d, _, i)| (i, d)).collect();
                 assert!(batch.iter().eq(want), "{len} keys over {bits} bits");
             }
+        }
+    }
+
+    #[test]
+    fn a_batch_filled_from_both_ends_keeps_the_order_of_the_walk() {
+        // A list 0..BATCH walked from both ends: front takes 0, 1, ..., back takes BATCH - 1,
+        // BATCH - 2, ...; every deadline equal, so the sort must keep the list order.
+        for len in 1..=BATCH as u32 {
+            let mut batch = Batch::new(500);
+            assert!(!batch.push_from_end(u32::MAX, 499), "before the start");
+            for front in 0..len.div_ceil(2) {
+                let back = len - 1 - front;
+                assert!(batch.push(front, 700));
+                if back != front {
+                    assert!(batch.push_from_end(back, 700));
+                }
+            }
+            if len == BATCH as u32 {
+                assert!(!batch.push(BATCH as u32, 700));
+                assert!(!batch.push_from_end(BATCH as u32, 700));
+            }
+            batch.join_ends();
+            batch.sort();
+            assert!(batch.iter().map(|(index, _)| index).eq(0..len), "{len}");
+            assert!(batch.iter().all(|(_, deadline)| deadline == 700));
         }
     }
 

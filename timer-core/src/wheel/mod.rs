@@ -586,22 +586,9 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
             taken.release(self.nodes.cells_mut(), &mut self.blocks);
         } else {
-            let Some(tail) = taken.linked().tail() else {
+            // Too many timers, or a slot too wide to pack: nothing has changed yet.
+            if !gather_linked(cells, taken.linked(), batch) {
                 return false;
-            };
-            // Each timer's deadline and successor are read once, into the batch; sorting them
-            // on the stack beats sorting by insertion into a list, which reads a node's
-            // deadline at every step.
-            let mut at = cells.next(tail);
-            loop {
-                if !batch.push(at, cells.key(at)) {
-                    // Too many timers, or a slot too wide to pack: nothing has changed yet.
-                    return false;
-                }
-                if at == tail {
-                    break;
-                }
-                at = cells.next(at);
             }
         }
         batch.sort_from(0);
@@ -651,20 +638,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 let mut taken = self.take_slot(&next);
                 taken.release(self.nodes.cells_mut(), &mut self.blocks);
             } else {
-                let Some(tail) = self.lists[list].linked().tail() else {
+                if !gather_linked(cells, self.lists[list].linked(), batch) {
+                    // Too many: the slot stays on the wheel as it was.
+                    batch.truncate(mark);
                     return;
-                };
-                let mut at = cells.next(tail);
-                loop {
-                    if !batch.push(at, cells.key(at)) {
-                        // Too many: the slot stays on the wheel as it was.
-                        batch.truncate(mark);
-                        return;
-                    }
-                    if at == tail {
-                        break;
-                    }
-                    at = cells.next(at);
                 }
                 // Every timer of the list is in the batch now; the links left in them are
                 // rewritten when each is fired or filed on the due list.
@@ -998,6 +975,38 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         None
     }
+}
+
+/// Adds the timers of `list` (linked layout) to `batch` in list order, each with its deadline;
+/// `false` if the batch cannot take them all (some may be in it then) or the list is empty.
+///
+/// Each timer's deadline and successor are read once, into the batch; sorting them on the stack
+/// beats sorting by insertion into a list, which reads a node's deadline at every step. The list
+/// is walked from both ends at once: each step's next node is known only once the last one's
+/// links are read, and two walks keep two of those reads in flight instead of one.
+#[inline(always)]
+fn gather_linked<T>(cells: &[WheelSlot<T>], list: List, batch: &mut Batch) -> bool {
+    let (Some(mut front), Some(mut back)) = (list.head(cells), list.tail()) else {
+        return false;
+    };
+    loop {
+        if front == back {
+            if !batch.push(front, cells.key(front)) {
+                return false;
+            }
+            break;
+        }
+        if !batch.push(front, cells.key(front)) || !batch.push_from_end(back, cells.key(back)) {
+            return false;
+        }
+        let after = cells.next(front);
+        if after == back {
+            break;
+        }
+        (front, back) = (after, cells.prev(back));
+    }
+    batch.join_ends();
+    true
 }
 
 /// Where [`TimerWheelOn::advance_or_gather`] stopped.
