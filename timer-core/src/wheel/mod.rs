@@ -1,5 +1,6 @@
 //! A hierarchical timing wheel over the whole `u64` tick range, its timers kept in blocks.
 
+mod back_half;
 mod batch;
 mod chain;
 mod level;
@@ -7,9 +8,10 @@ mod slot;
 #[cfg(test)]
 mod tests;
 
-use crate::arena::Arena;
+use crate::arena::{self, Arena};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Sweep, Tick, TimerId, TimerQueue};
+use back_half::BackHalf;
 use batch::Batch;
 #[cfg(test)]
 use batch::BATCH;
@@ -495,19 +497,76 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn cascade(&mut self, taken: Chain, level: usize) {
         if self.in_blocks() {
             self.cascade_blocks(taken, level);
-        } else if let Some(tail) = taken.linked().tail() {
-            // Walk the detached list reading each node's successor before the node is relinked:
-            // no node but the one being filed is written.
-            let mut at = self.nodes.cells().next(tail);
-            loop {
-                let cells = self.nodes.cells();
-                let (next, deadline) = (cells.next(at), cells.key(at));
-                self.push_linked(at, deadline);
-                if at == tail {
-                    break;
-                }
-                at = next;
+        } else {
+            self.cascade_linked(taken.linked(), level);
+        }
+    }
+
+    /// [`cascade`](Self::cascade) in the linked layout: a short list from the front, node by
+    /// node, each node's successor read before the node is relinked; a long one from both ends
+    /// ([`cascade_from_both_ends`](Self::cascade_from_both_ends)).
+    #[inline(always)]
+    fn cascade_linked(&mut self, taken: List, level: usize) {
+        let (Some(mut front), Some(back)) = (taken.head(self.nodes.cells()), taken.tail()) else {
+            return;
+        };
+        // A short list (the per-tick expiry's) is filed from the front alone: setting the back
+        // half up would cost more than the waits it saves.
+        for _ in 0..ONE_ENDED_CASCADE {
+            let cells = self.nodes.cells();
+            let (next, deadline) = (cells.next(front), cells.key(front));
+            self.push_linked(front, deadline);
+            if front == back {
+                return;
             }
+            front = next;
+        }
+        self.cascade_from_both_ends(front, back, level);
+    }
+
+    /// Files the rest of a linked-layout cascade, the timers from `front` to `back` (the taken
+    /// list's tail), walking from both ends at once (see [`BackHalf`]). Each node's links are
+    /// read before the node is relinked, and a walk writes only the node it files and nodes
+    /// already filed, so neither walk meets a node the other changed.
+    #[inline(never)]
+    fn cascade_from_both_ends(&mut self, mut front: u32, mut back: u32, level: usize) {
+        let finer = level.wrapping_sub(1);
+        let mut back_half = BackHalf::EMPTY;
+        loop {
+            let cells = self.nodes.cells();
+            if front == back {
+                let deadline = cells.key(front);
+                self.push_linked(front, deadline);
+                break;
+            }
+            let (after, before) = (cells.next(front), cells.prev(back));
+            let (front_deadline, back_deadline) = (cells.key(front), cells.key(back));
+            self.push_linked(front, front_deadline);
+            let (list, list_level) = self.home(back_deadline);
+            let slot = (list_level == finer).then_some(list % SLOTS);
+            back_half.push_front(self.nodes.cells_mut(), slot, back);
+            if after == back {
+                break;
+            }
+            (front, back) = (after, before);
+        }
+        for slot in back_half.used_slots() {
+            let list = finer * SLOTS + slot;
+            let mut linked = self.lists[list].linked();
+            let was_empty = linked.is_empty();
+            let head = back_half.append(self.nodes.cells_mut(), slot, &mut linked);
+            self.lists[list] = Chain::from_linked(linked);
+            if was_empty {
+                let deadline = self.nodes.cells().key(head);
+                self.occupy(list, finer, deadline);
+            }
+        }
+        let mut at = back_half.other_head();
+        while at != arena::NIL {
+            let cells = self.nodes.cells();
+            let (next, deadline) = (cells.next(at), cells.key(at));
+            self.push_linked(at, deadline);
+            at = next;
         }
     }
 
@@ -976,6 +1035,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         None
     }
 }
+
+/// Timers a linked-layout cascade files walking from the front alone before it walks from both
+/// ends ([`BackHalf`]).
+const ONE_ENDED_CASCADE: usize = 32;
 
 /// Adds the timers of `list` (linked layout) to `batch` in list order, each with its deadline;
 /// `false` if the batch cannot take them all (some may be in it then) or the list is empty.
