@@ -614,7 +614,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     }
 
     /// Gathers every timer of `taken` into `batch` in deadline order and moves `elapsed` to the
-    /// slot's end, if `taken` holds at most [`BATCH`] timers (so that sorting them costs
+    /// slot's end, if `taken` holds at most [`BATCH`](batch::BATCH) timers (so that sorting them costs
     /// O(log BATCH) per timer) and the slot is at most 2^24 ticks wide; otherwise leaves
     /// `taken` (and the wheel) as it was and returns `false`. The batch's timers are then on no
     /// list: the caller fires them, or files them on the due list ([`file_on_due`]).
