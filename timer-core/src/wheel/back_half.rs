@@ -12,7 +12,7 @@
 use crate::arena::NIL;
 use crate::list::{Links, List};
 
-use super::level::SLOTS;
+use super::level::{slots_in, SLOTS};
 
 /// Chains of timers linked through their `prev`/`next` links, front to back: the head's `prev`
 /// is `NIL`, and so is the last timer's `next` until the chain joins a list. One chain per slot
@@ -62,15 +62,7 @@ impl BackHalf {
 
     /// The slots of the level below whose chains hold timers, lowest first.
     pub(super) fn used_slots(&self) -> impl Iterator<Item = usize> {
-        let mut bits = self.used;
-        core::iter::from_fn(move || {
-            if bits == 0 {
-                return None;
-            }
-            let slot = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            Some(slot)
-        })
+        slots_in(self.used)
     }
 
     /// Appends slot `slot`'s chain to `list`; returns its first timer (`NIL` if it was empty).
@@ -110,38 +102,10 @@ impl BackHalf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::vec;
+    use crate::wheel::WheelSlot;
     use std::vec::Vec;
 
-    /// Links in plain vectors, slot numbers from 1.
-    struct Nodes {
-        prev: Vec<u32>,
-        next: Vec<u32>,
-    }
-
-    impl Links for Nodes {
-        fn prev(&self, i: u32) -> u32 {
-            self.prev[i as usize]
-        }
-        fn next(&self, i: u32) -> u32 {
-            self.next[i as usize]
-        }
-        fn set_links(&mut self, i: u32, prev: u32, next: u32) {
-            self.prev[i as usize] = prev;
-            self.next[i as usize] = next;
-        }
-        fn set_prev(&mut self, i: u32, prev: u32) {
-            self.prev[i as usize] = prev;
-        }
-        fn set_next(&mut self, i: u32, next: u32) {
-            self.next[i as usize] = next;
-        }
-        fn key(&self, i: u32) -> u64 {
-            u64::from(i)
-        }
-    }
-
-    fn walk(nodes: &Nodes, list: List) -> Vec<u32> {
+    fn walk(nodes: &[WheelSlot<u32>], list: List) -> Vec<u32> {
         let mut order = Vec::new();
         if let Some(tail) = list.tail() {
             let mut at = nodes.next(tail);
@@ -161,28 +125,27 @@ mod tests {
 
     #[test]
     fn chains_pushed_last_first_append_in_order_to_empty_and_filled_lists() {
-        let mut nodes = Nodes {
-            prev: vec![NIL; 32],
-            next: vec![NIL; 32],
-        };
+        // The wheel's own slots, as its linked layout uses them: two links each.
+        let mut slots: Vec<WheelSlot<u32>> = (0..32).map(|_| WheelSlot::new()).collect();
+        let nodes = &mut slots[..];
         let mut filled = List::EMPTY;
         for index in [1, 2, 3] {
-            filled.push_back(&mut nodes, index);
+            filled.push_back(nodes, index);
         }
         let mut back = BackHalf::EMPTY;
         // Met last first: 20, 19, ... go to slot 5's chain, odd ones to slot 9's, 30 elsewhere.
         for index in (10..=20).rev() {
             let slot = if index % 2 == 0 { 5 } else { 9 };
-            back.push_front(&mut nodes, Some(slot), index);
+            back.push_front(nodes, Some(slot), index);
         }
-        back.push_front(&mut nodes, None, 30);
+        back.push_front(nodes, None, 30);
         assert!(back.used_slots().eq([5, 9]));
         let mut empty = List::EMPTY;
-        assert_eq!(back.append(&mut nodes, 5, &mut filled), 10);
-        assert_eq!(back.append(&mut nodes, 9, &mut empty), 11);
-        assert_eq!(back.append(&mut nodes, 0, &mut empty), NIL);
-        assert_eq!(walk(&nodes, filled), [1, 2, 3, 10, 12, 14, 16, 18, 20]);
-        assert_eq!(walk(&nodes, empty), [11, 13, 15, 17, 19]);
+        assert_eq!(back.append(nodes, 5, &mut filled), 10);
+        assert_eq!(back.append(nodes, 9, &mut empty), 11);
+        assert_eq!(back.append(nodes, 0, &mut empty), NIL);
+        assert_eq!(walk(nodes, filled), [1, 2, 3, 10, 12, 14, 16, 18, 20]);
+        assert_eq!(walk(nodes, empty), [11, 13, 15, 17, 19]);
         assert_eq!(back.other_head(), 30);
         assert_eq!(nodes.next(30), NIL);
     }

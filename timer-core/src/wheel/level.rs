@@ -46,6 +46,18 @@ pub(super) fn slot_start(level: usize, when: Tick) -> Tick {
     when & !((1u64 << (level as u32 * SLOT_BITS)) - 1)
 }
 
+/// The slots whose bits are set in `bits`, lowest first.
+pub(super) fn slots_in(mut bits: u64) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        if bits == 0 {
+            return None;
+        }
+        let slot = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        Some(slot)
+    })
+}
+
 /// The earliest occupied slot of the wheel, and the tick at which it starts.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Expiration {
@@ -90,15 +102,7 @@ impl Level {
 
     /// The occupied slots, lowest first.
     pub(super) fn occupied(&self) -> impl Iterator<Item = usize> {
-        let mut bits = self.occupied;
-        core::iter::from_fn(move || {
-            if bits == 0 {
-                return None;
-            }
-            let slot = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            Some(slot)
-        })
+        slots_in(self.occupied)
     }
 
     /// The first occupied slot at or after the one `elapsed` is in, as level number `level`.
