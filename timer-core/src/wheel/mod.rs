@@ -634,25 +634,42 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     ) -> bool {
         debug_assert!(self.lists[DUE].is_empty());
         batch.restart(slot.start);
-        let cells = self.nodes.cells();
-        if self.in_blocks() {
-            for (index, at) in taken.cells_in_order(cells, &self.blocks) {
-                if let Some(deadline) = live_deadline(cells, index, at) {
-                    if !batch.push(index, deadline) {
-                        return false;
-                    }
-                }
-            }
-            taken.release(self.nodes.cells_mut(), &mut self.blocks);
-        } else {
+        if !self.gather_chain(taken, batch) {
             // Too many timers, or a slot too wide to pack: nothing has changed yet.
-            if !gather_linked(cells, taken.linked(), batch) {
-                return false;
-            }
+            return false;
         }
+        self.drop_gathered(taken.take());
         batch.sort_from(0);
         self.elapsed = slot.end();
         true
+    }
+
+    /// Adds every live timer of `chain` to `batch`, in the chain's order, with its deadline;
+    /// `false` if the batch cannot take them all (some may be in it then). Reads only.
+    #[inline]
+    fn gather_chain(&self, chain: &Chain, batch: &mut Batch) -> bool {
+        let cells = self.nodes.cells();
+        if !self.in_blocks() {
+            return gather_linked(cells, chain.linked(), batch);
+        }
+        for (index, at) in chain.cells_in_order(cells, &self.blocks) {
+            if let Some(deadline) = live_deadline(cells, index, at) {
+                if !batch.push(index, deadline) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Lets go of a chain taken off the wheel whose timers are all in a batch now: its blocks
+    /// are freed; in the linked layout, the links left in its timers are rewritten when each is
+    /// fired or filed on the due list.
+    #[inline]
+    fn drop_gathered(&mut self, mut taken: Chain) {
+        if self.in_blocks() {
+            taken.release(self.nodes.cells_mut(), &mut self.blocks);
+        }
     }
 
     /// After [`gather_due_whole`](Self::gather_due_whole) took a level-`level` slot: gathers
@@ -679,33 +696,20 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
             let list = next.list();
             let mark = batch.len();
-            let cells = self.nodes.cells();
             if self.in_blocks() {
                 // Its live count tells at once whether it fits.
-                let live = cells.cell(self.blocks.live_cell(list));
+                let live = self.nodes.cells().cell(self.blocks.live_cell(list));
                 if live as usize > batch::BATCH - mark {
                     return;
                 }
-                for (index, at) in self.lists[list].cells_in_order(cells, &self.blocks) {
-                    if let Some(deadline) = live_deadline(cells, index, at) {
-                        if !batch.push(index, deadline) {
-                            batch.truncate(mark);
-                            return;
-                        }
-                    }
-                }
-                let mut taken = self.take_slot(&next);
-                taken.release(self.nodes.cells_mut(), &mut self.blocks);
-            } else {
-                if !gather_linked(cells, self.lists[list].linked(), batch) {
-                    // Too many: the slot stays on the wheel as it was.
-                    batch.truncate(mark);
-                    return;
-                }
-                // Every timer of the list is in the batch now; the links left in them are
-                // rewritten when each is fired or filed on the due list.
-                self.take_slot(&next);
             }
+            if !self.gather_chain(&self.lists[list], batch) {
+                // Too many: the slot stays on the wheel as it was.
+                batch.truncate(mark);
+                return;
+            }
+            let taken = self.take_slot(&next);
+            self.drop_gathered(taken);
             batch.sort_from(mark);
             self.elapsed = next.end();
             last = batch.len() - mark;
@@ -992,26 +996,18 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             }
             if self.in_blocks() {
                 fired += self.fire_due_blocks(head, budget - fired, &mut on_expired);
-                if fired < budget && self.elapsed == now {
-                    // As in the linked layout below.
-                    self.renew_check_from(now);
-                    return Sweep {
-                        fired,
-                        more_due: false,
+            } else {
+                let mut due = self.lists[DUE].linked();
+                while fired < budget {
+                    let Some(index) = due.pop_front(self.nodes.cells_mut()) else {
+                        break;
                     };
-                }
-                continue;
-            }
-            let mut due = self.lists[DUE].linked();
-            while fired < budget {
-                let Some(index) = due.pop_front(self.nodes.cells_mut()) else {
-                    break;
-                };
-                // The list stays whole before the callback runs.
-                self.lists[DUE] = Chain::from_linked(due);
-                if let Some(expired) = self.nodes.take_wheel_expired(index) {
-                    on_expired(expired);
-                    fired += 1;
+                    // The list stays whole before the callback runs.
+                    self.lists[DUE] = Chain::from_linked(due);
+                    if let Some(expired) = self.nodes.take_wheel_expired(index) {
+                        on_expired(expired);
+                        fired += 1;
+                    }
                 }
             }
             if fired < budget && self.elapsed == now {
