@@ -4,7 +4,7 @@
 use core::num::NonZeroU32;
 
 use crate::arena::{position, Arena, Cell, Node, Slot, NIL};
-use crate::list::Links;
+use crate::list::{Links, LinksMut};
 use crate::{Expired, Storage};
 
 /// A timer threaded on one intrusive list. `home` is whatever the queue needs to find that list
@@ -157,6 +157,13 @@ impl<T, H, C: LinkedCell<Node = LinkedNode<T, H>>> Links for [C] {
     }
 
     #[inline]
+    fn key(&self, index: u32) -> u64 {
+        node(self, index).map_or(u64::MAX, |n| n.deadline)
+    }
+}
+
+impl<T, H, C: LinkedCell<Node = LinkedNode<T, H>>> LinksMut for [C] {
+    #[inline]
     fn set_links(&mut self, index: u32, prev: u32, next: u32) {
         if let Some(c) = self.get_mut(position(index)) {
             *c.link_mut() = Link { prev, next };
@@ -175,11 +182,6 @@ impl<T, H, C: LinkedCell<Node = LinkedNode<T, H>>> Links for [C] {
         if let Some(c) = self.get_mut(position(index)) {
             c.link_mut().next = next;
         }
-    }
-
-    #[inline]
-    fn key(&self, index: u32) -> u64 {
-        node(self, index).map_or(u64::MAX, |n| n.deadline)
     }
 }
 

@@ -8,15 +8,19 @@
 
 use crate::arena::NIL;
 
-/// Access to the `prev`/`next` links of the nodes a list threads through.
+/// Read access to the `prev`/`next` links of the nodes a list threads through.
 pub(crate) trait Links {
     fn prev(&self, index: u32) -> u32;
     fn next(&self, index: u32) -> u32;
+    /// The sort key used by [`List::insert_sorted`].
+    fn key(&self, index: u32) -> u64;
+}
+
+/// Write access to the links, for the operations that change a list.
+pub(crate) trait LinksMut: Links {
     fn set_links(&mut self, index: u32, prev: u32, next: u32);
     fn set_prev(&mut self, index: u32, prev: u32);
     fn set_next(&mut self, index: u32, next: u32);
-    /// The sort key used by [`List::insert_sorted`].
-    fn key(&self, index: u32) -> u64;
 }
 
 /// One list, named by its tail; `NIL` when empty.
@@ -58,7 +62,7 @@ impl List {
     /// The list of `order`'s nodes, in that order (none of them on any list): each node's links
     /// are written once, where appending them one by one would also rewrite each old tail's.
     pub(crate) fn from_order(
-        links: &mut (impl Links + ?Sized),
+        links: &mut (impl LinksMut + ?Sized),
         mut order: impl Iterator<Item = u32>,
     ) -> Self {
         let Some(head) = order.next() else {
@@ -75,7 +79,7 @@ impl List {
 
     /// Appends `index`, which must not be on any list.
     #[inline]
-    pub(crate) fn push_back(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
+    pub(crate) fn push_back(&mut self, links: &mut (impl LinksMut + ?Sized), index: u32) {
         if self.tail == NIL {
             links.set_links(index, NIL, index);
         } else {
@@ -90,7 +94,7 @@ impl List {
     ///
     /// O(1) when `index` has the largest key (the common case for timeouts and due lists);
     /// otherwise O(k) in the nodes it walks past.
-    pub(crate) fn insert_sorted(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
+    pub(crate) fn insert_sorted(&mut self, links: &mut (impl LinksMut + ?Sized), index: u32) {
         let key = links.key(index);
         let tail = self.tail;
         if tail == NIL {
@@ -125,7 +129,7 @@ impl List {
     /// Removes `index`, which must be on this list. Its own links are left as they were: every
     /// way onto a list sets them.
     #[inline]
-    pub(crate) fn unlink(&mut self, links: &mut (impl Links + ?Sized), index: u32) {
+    pub(crate) fn unlink(&mut self, links: &mut (impl LinksMut + ?Sized), index: u32) {
         let next = links.next(index);
         if next == index {
             // The only node.
@@ -144,7 +148,7 @@ impl List {
         }
     }
 
-    pub(crate) fn pop_front(&mut self, links: &mut (impl Links + ?Sized)) -> Option<u32> {
+    pub(crate) fn pop_front(&mut self, links: &mut (impl LinksMut + ?Sized)) -> Option<u32> {
         let head = self.head(links)?;
         // `unlink` for the head, whose `prev` is known to be `NIL`: one read fewer.
         let next = links.next(head);
@@ -186,6 +190,12 @@ mod tests {
         fn next(&self, i: u32) -> u32 {
             self.next[i as usize]
         }
+        fn key(&self, i: u32) -> u64 {
+            self.keys[i as usize]
+        }
+    }
+
+    impl LinksMut for Table {
         fn set_links(&mut self, i: u32, prev: u32, next: u32) {
             self.prev[i as usize] = prev;
             self.next[i as usize] = next;
@@ -195,9 +205,6 @@ mod tests {
         }
         fn set_next(&mut self, i: u32, next: u32) {
             self.next[i as usize] = next;
-        }
-        fn key(&self, i: u32) -> u64 {
-            self.keys[i as usize]
         }
     }
 

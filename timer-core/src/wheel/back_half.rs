@@ -10,7 +10,7 @@
 //! walk filed comes before every timer of the back half, in the order they had.
 
 use crate::arena::NIL;
-use crate::list::{Links, List};
+use crate::list::{LinksMut, List};
 
 use super::level::{slots_in, SLOTS};
 
@@ -40,7 +40,7 @@ impl BackHalf {
     #[inline]
     pub(super) fn push_front(
         &mut self,
-        links: &mut (impl Links + ?Sized),
+        links: &mut (impl LinksMut + ?Sized),
         slot: Option<usize>,
         index: u32,
     ) {
@@ -68,7 +68,7 @@ impl BackHalf {
     /// Appends slot `slot`'s chain to `list`; returns its first timer (`NIL` if it was empty).
     pub(super) fn append(
         &self,
-        links: &mut (impl Links + ?Sized),
+        links: &mut (impl LinksMut + ?Sized),
         slot: usize,
         list: &mut List,
     ) -> u32 {
@@ -102,10 +102,12 @@ impl BackHalf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wheel::WheelSlot;
+    use crate::list::Links;
+    use crate::wheel::slot::StoreMut;
+    use crate::wheel::{WheelCells, WheelSlot};
     use std::vec::Vec;
 
-    fn walk(nodes: &[WheelSlot<u32>], list: List) -> Vec<u32> {
+    fn walk(nodes: &StoreMut<'_, u32>, list: List) -> Vec<u32> {
         let mut order = Vec::new();
         if let Some(tail) = list.tail() {
             let mut at = nodes.next(tail);
@@ -127,7 +129,11 @@ mod tests {
     fn chains_pushed_last_first_append_in_order_to_empty_and_filled_lists() {
         // The wheel's own slots, as its linked layout uses them: two links each.
         let mut slots: Vec<WheelSlot<u32>> = (0..32).map(|_| WheelSlot::new()).collect();
-        let nodes = &mut slots[..];
+        let mut cells = [WheelCells::new(); 32];
+        let nodes = &mut StoreMut {
+            slots: &mut slots[..],
+            cells: &mut cells[..],
+        };
         let mut filled = List::EMPTY;
         for index in [1, 2, 3] {
             filled.push_back(nodes, index);

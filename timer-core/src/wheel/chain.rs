@@ -28,13 +28,17 @@ pub(super) const MAX_BLOCK: usize = 64;
 /// due list.
 pub(super) const RESERVE: u32 = 68;
 
-/// What a chain needs from the storage: its cells, and for each cell whether it is live.
+/// What a chain reads of the storage: its cells, and for each cell whether it is live.
 pub(super) trait Cells {
     /// The cell at position `at` (0 if out of range).
     fn cell(&self, at: u32) -> u32;
-    fn set_cell(&mut self, at: u32, value: u32);
     /// Whether the cell at `at`, holding `value`, is the one its timer is filed by.
     fn is_live(&self, value: u32, at: u32) -> bool;
+}
+
+/// What a chain changes in the storage.
+pub(super) trait CellsMut: Cells {
+    fn set_cell(&mut self, at: u32, value: u32);
     /// The live cell holding `value` moved to `to`.
     fn relocate(&mut self, value: u32, to: u32);
 }
@@ -170,7 +174,7 @@ impl Blocks {
         }
     }
 
-    fn release(&mut self, cells: &mut (impl Cells + ?Sized), block: u32) {
+    fn release(&mut self, cells: &mut (impl CellsMut + ?Sized), block: u32) {
         cells.set_cell(self.first(block), self.free);
         self.free = block;
         self.free_count += 1;
@@ -325,7 +329,7 @@ impl Chain {
     #[inline]
     pub(super) fn push_back(
         &mut self,
-        cells: &mut (impl Cells + ?Sized),
+        cells: &mut (impl CellsMut + ?Sized),
         blocks: &mut Blocks,
         value: u32,
     ) -> Option<u32> {
@@ -387,7 +391,7 @@ impl Chain {
 
     /// Drops the first cell, releasing its block once read to the end.
     #[inline]
-    pub(super) fn pop_front(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+    pub(super) fn pop_front(&mut self, cells: &mut (impl CellsMut + ?Sized), blocks: &mut Blocks) {
         if self.end == NIL {
             return;
         }
@@ -406,7 +410,7 @@ impl Chain {
     #[inline]
     fn drop_head_block(
         &mut self,
-        cells: &mut (impl Cells + ?Sized),
+        cells: &mut (impl CellsMut + ?Sized),
         blocks: &mut Blocks,
         ends: &Ends,
     ) {
@@ -424,7 +428,7 @@ impl Chain {
     #[inline]
     pub(super) fn take_front_block(
         &mut self,
-        cells: &mut (impl Cells + ?Sized),
+        cells: &mut (impl CellsMut + ?Sized),
         blocks: &mut Blocks,
         out: &mut [u32; MAX_BLOCK],
     ) -> Option<(u32, usize)> {
@@ -440,7 +444,7 @@ impl Chain {
 
     /// Releases every block of the chain, leaving it empty (for a chain whose timers were all
     /// filed elsewhere).
-    pub(super) fn release(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+    pub(super) fn release(&mut self, cells: &mut (impl CellsMut + ?Sized), blocks: &mut Blocks) {
         if let Some(ends) = self.ends(cells, blocks) {
             Self::release_blocks(cells, blocks, ends.head_block, ends.tail_block);
         }
@@ -448,7 +452,7 @@ impl Chain {
     }
 
     /// Releases the blocks from `from` through `to`, following their links.
-    fn release_blocks(cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks, from: u32, to: u32) {
+    fn release_blocks(cells: &mut (impl CellsMut + ?Sized), blocks: &mut Blocks, from: u32, to: u32) {
         let mut block = from;
         loop {
             // Read before `release` rewrites the link cell; the tail's holds no link.
@@ -477,7 +481,7 @@ impl Chain {
     /// Inserts `value` before the first live cell `goes_before` picks (at the back if none),
     /// moving the cells after it one place back: O(cells in the chain). For the due list, where
     /// a deadline already past is sorted in. Returns `value`'s position.
-    pub(super) fn insert_before<C: Cells + ?Sized>(
+    pub(super) fn insert_before<C: CellsMut + ?Sized>(
         &mut self,
         cells: &mut C,
         blocks: &mut Blocks,
@@ -522,7 +526,7 @@ impl Chain {
 
     /// Drops the stale cells, keeping the live ones in order at the front of the chain, and
     /// releases the blocks left empty. O(cells in the chain).
-    pub(super) fn compact(&mut self, cells: &mut (impl Cells + ?Sized), blocks: &mut Blocks) {
+    pub(super) fn compact(&mut self, cells: &mut (impl CellsMut + ?Sized), blocks: &mut Blocks) {
         let Some(ends) = self.ends(cells, blocks) else {
             return;
         };
@@ -637,11 +641,14 @@ mod tests {
         fn cell(&self, at: u32) -> u32 {
             self.cells.get(at as usize).copied().unwrap_or(0)
         }
-        fn set_cell(&mut self, at: u32, value: u32) {
-            self.cells[at as usize] = value;
-        }
         fn is_live(&self, value: u32, _at: u32) -> bool {
             value < 1000
+        }
+    }
+
+    impl CellsMut for Plain {
+        fn set_cell(&mut self, at: u32, value: u32) {
+            self.cells[at as usize] = value;
         }
         fn relocate(&mut self, value: u32, to: u32) {
             self.moved.push((value, to));

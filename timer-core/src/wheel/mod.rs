@@ -15,15 +15,15 @@ use back_half::BackHalf;
 use batch::Batch;
 #[cfg(test)]
 use batch::BATCH;
-use chain::{Blocks, Cells, Chain, MAX_BLOCK, MAX_TIMERS};
+use chain::{Blocks, Cells, CellsMut, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
-pub use slot::WheelSlot;
-use slot::{live_deadline, node, node_mut, WheelNode};
+pub use slot::{WheelCells, WheelSlot};
+use slot::{live_deadline, node, node_mut, Store, WheelNode, WheelStorage};
 
-/// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`,
-/// with a `const fn new()` for `static`s.
-pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
+/// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`
+/// and `[WheelCells; N]`, with a `const fn new()` for `static`s.
+pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [WheelCells; N]>;
 
 /// A hierarchical timing wheel: O(1) insert, cancel and reschedule over the full `u64` range,
 /// over storage `S` of [`WheelSlot`]s (inline: [`TimerWheel<T, N>`]; a slice the caller owns:
@@ -110,8 +110,8 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N]>;
 /// assert_eq!(wheel.capacity(), 100_000);
 /// assert_eq!(wheel.pop_expired(100).map(|e| e.value), Some("a"));
 /// ```
-pub struct TimerWheelOn<T, S> {
-    nodes: Arena<WheelSlot<T>, S>,
+pub struct TimerWheelOn<T, S, C> {
+    nodes: WheelStorage<T, S, C>,
     /// Block geometry and free blocks; unused in the linked layout.
     blocks: Blocks,
     levels: [Level; LEVELS],
@@ -129,10 +129,10 @@ pub struct TimerWheelOn<T, S> {
     compactions: usize,
 }
 
-impl<T, S> TimerWheelOn<T, S> {
+impl<T, S, C> TimerWheelOn<T, S, C> {
     /// An empty wheel at time 0 over `nodes`: the one place the fields are set, `const` so that
     /// [`TimerWheel::new`] can use it.
-    const fn over(nodes: Arena<WheelSlot<T>, S>) -> Self {
+    const fn over(nodes: WheelStorage<T, S, C>) -> Self {
         Self {
             nodes,
             blocks: Blocks::EMPTY,
@@ -156,13 +156,17 @@ impl<T, const N: usize> TimerWheel<T, N> {
     /// An empty wheel of `N` timers at time 0: all zero bytes, and `const`, so it can live in a
     /// `static` (in `.bss`).
     pub const fn new() -> Self {
-        Self::over(Arena::new())
+        Self::over(WheelStorage::new(
+            Arena::new(),
+            [const { WheelCells::new() }; N],
+        ))
     }
 }
 
 #[cfg(feature = "alloc")]
-impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>> {
-    /// An empty wheel of `capacity` timers at time 0, its slots in one heap allocation.
+impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>, alloc::boxed::Box<[WheelCells]>> {
+    /// An empty wheel of `capacity` timers at time 0, its slots and its cells in two heap
+    /// allocations.
     ///
     /// # Examples
     ///
@@ -174,43 +178,47 @@ impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>> {
     /// wheel.insert(5, 1).unwrap();
     /// ```
     pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_storage((0..capacity).map(|_| WheelSlot::new()).collect())
+        Self::with_storage(
+            (0..capacity).map(|_| WheelSlot::new()).collect(),
+            alloc::vec![WheelCells::new(); capacity].into_boxed_slice(),
+        )
     }
 }
 
-impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
-    /// An empty wheel at time 0 over `storage`, which holds one timer per slot: its capacity is
-    /// `storage`'s length (at most `u32::MAX / 2`). O(capacity): every slot is emptied (values
-    /// left in it are dropped).
+impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> {
+    /// An empty wheel at time 0 over `slots` and `cells`, one of each per timer: its capacity is
+    /// the shorter one's length (at most `u32::MAX / 2`). O(capacity): both are emptied (values
+    /// left in the slots are dropped).
     ///
     /// # Examples
     ///
     /// ```
-    /// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+    /// use timer_core::{TimerQueue, TimerWheelOn, WheelCells, WheelSlot};
     ///
     /// // Owned storage works too: a `Vec` or `Box<[_]>` moves into the wheel.
-    /// let mut wheel = TimerWheelOn::with_storage(vec![WheelSlot::<u8>::new(), WheelSlot::new()]);
+    /// let slots = vec![WheelSlot::<u8>::new(), WheelSlot::new()];
+    /// let mut wheel = TimerWheelOn::with_storage(slots, vec![WheelCells::new(); 2]);
     /// wheel.insert(1, 1).unwrap();
     /// wheel.insert(2, 2).unwrap();
     /// assert!(wheel.is_full());
     /// ```
-    pub fn with_storage(storage: S) -> Self {
-        Self::over(Arena::with_storage(storage))
+    pub fn with_storage(slots: S, cells: C) -> Self {
+        Self::over(WheelStorage::with_storage(slots, cells))
     }
 
     /// [`with_storage`](Self::with_storage), but keeping the timers in blocks at any capacity
     /// where they fit (from about 8,900 timers) rather than only from 2^19: for tests, which
     /// reach the blocks layout's every path sooner at a small capacity.
     #[doc(hidden)]
-    pub fn with_storage_in_blocks(storage: S) -> Self {
+    pub fn with_storage_in_blocks(slots: S, cells: C) -> Self {
         Self {
             blocks: Blocks::FORCED,
-            ..Self::with_storage(storage)
+            ..Self::with_storage(slots, cells)
         }
     }
 
-    /// Gives the storage back (for reuse), dropping every pending timer.
-    pub fn into_storage(self) -> S {
+    /// Gives the storage back (for reuse): the slots and the cells, every pending timer dropped.
+    pub fn into_storage(self) -> (S, C) {
         self.nodes.into_storage()
     }
 
@@ -261,7 +269,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn push_block_cell(&mut self, index: u32, deadline: Tick) -> Option<u32> {
         let (list, level) = self.home(deadline);
-        let cells = self.nodes.cells_mut();
+        let cells = &mut self.nodes.cells_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
         // As in `push_linked`: a level list with live timers has its slot marked already. The
         // due list is not counted: `occupy` only keeps `check_from` at 0 for it.
@@ -289,7 +297,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn recount_live(&mut self, list: usize, change: impl FnOnce(u32) -> u32) -> u32 {
         let at = self.blocks.live_cell(list);
-        let cells = self.nodes.cells_mut();
+        let cells = &mut self.nodes.cells_mut();
         let live = change(cells.cell(at));
         cells.set_cell(at, live);
         live
@@ -320,7 +328,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
         let was_empty = linked.is_empty();
-        linked.push_back(self.nodes.cells_mut(), index);
+        linked.push_back(&mut self.nodes.cells_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
         // A list with timers on it has its slot marked already, and `check_from` at or before
         // that slot's start (every timer on one list shares its slot's start).
@@ -356,12 +364,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.push_block_cell(index, deadline)
         } else {
             self.due_gains();
-            let cells = self.nodes.cells_mut();
+            let cells = &mut self.nodes.cells_mut();
             self.lists[DUE].insert_before(cells, &mut self.blocks, index, |cells, other| {
                 node(cells, other).is_some_and(|n| n.deadline() > deadline)
             })
         };
-        match (at, node_mut(self.nodes.cells_mut(), index)) {
+        match (at, node_mut(&mut self.nodes.cells_mut(), index)) {
             (Some(at), Some(node)) => node.position = at,
             // `make_room` went first.
             _ => debug_assert!(false, "timer-core: no room to file a timer"),
@@ -380,7 +388,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         } else {
             self.due_gains();
             let mut due = self.lists[DUE].linked();
-            due.insert_sorted(self.nodes.cells_mut(), index);
+            due.insert_sorted(&mut self.nodes.cells_mut(), index);
             self.lists[DUE] = Chain::from_linked(due);
         }
     }
@@ -391,7 +399,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn unfile_linked(&mut self, index: u32, deadline: Tick) {
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
-        linked.unlink(self.nodes.cells_mut(), index);
+        linked.unlink(&mut self.nodes.cells_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
         if level < LEVELS && linked.is_empty() {
             self.levels[level].vacate(list % SLOTS);
@@ -411,7 +419,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         if level < LEVELS && same_slot(level, old, deadline) {
             // Staying in its level slot: a new cell at the back of the same list, whose slot
             // bit stays as it is.
-            let cells = self.nodes.cells_mut();
+            let cells = &mut self.nodes.cells_mut();
             match self.lists[list].push_back(cells, &mut self.blocks, index) {
                 Some(at) => cells.relocate(index, at),
                 // `make_room` went first.
@@ -429,7 +437,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn keep_place(&mut self, index: u32, old: Tick) {
         // Unreachable (a wheel's block size leaves room for every timer it holds).
         debug_assert!(false, "timer-core: no room to reschedule a timer");
-        if let Some(node) = node_mut(self.nodes.cells_mut(), index) {
+        if let Some(node) = node_mut(&mut self.nodes.cells_mut(), index) {
             node.set_deadline(old);
         }
     }
@@ -445,7 +453,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         // Every chain, not only the occupied slots': a slot whose live timers all left keeps
         // its stale cells until then (its slot bit went with its last live timer).
-        let cells = self.nodes.cells_mut();
+        let cells = &mut self.nodes.cells_mut();
         for chain in &mut self.lists {
             chain.compact(cells, &mut self.blocks);
         }
@@ -507,13 +515,13 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// ([`cascade_from_both_ends`](Self::cascade_from_both_ends)).
     #[inline(always)]
     fn cascade_linked(&mut self, taken: List, level: usize) {
-        let (Some(mut front), Some(back)) = (taken.head(self.nodes.cells()), taken.tail()) else {
+        let (Some(mut front), Some(back)) = (taken.head(&self.nodes.cells()), taken.tail()) else {
             return;
         };
         // A short list (the per-tick expiry's) is filed from the front alone: setting the back
         // half up would cost more than the waits it saves.
         for _ in 0..ONE_ENDED_CASCADE {
-            let cells = self.nodes.cells();
+            let cells = &self.nodes.cells();
             let (next, deadline) = (cells.next(front), cells.key(front));
             self.push_linked(front, deadline);
             if front == back {
@@ -533,7 +541,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let finer = level.wrapping_sub(1);
         let mut back_half = BackHalf::EMPTY;
         loop {
-            let cells = self.nodes.cells();
+            let cells = &self.nodes.cells();
             if front == back {
                 let deadline = cells.key(front);
                 self.push_linked(front, deadline);
@@ -544,7 +552,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             self.push_linked(front, front_deadline);
             let (list, list_level) = self.home(back_deadline);
             let slot = (list_level == finer).then_some(list % SLOTS);
-            back_half.push_front(self.nodes.cells_mut(), slot, back);
+            back_half.push_front(&mut self.nodes.cells_mut(), slot, back);
             if after == back {
                 break;
             }
@@ -554,7 +562,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             let list = finer * SLOTS + slot;
             let mut linked = self.lists[list].linked();
             let was_empty = linked.is_empty();
-            let head = back_half.append(self.nodes.cells_mut(), slot, &mut linked);
+            let head = back_half.append(&mut self.nodes.cells_mut(), slot, &mut linked);
             self.lists[list] = Chain::from_linked(linked);
             if was_empty {
                 let deadline = self.nodes.cells().key(head);
@@ -563,7 +571,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         }
         let mut at = back_half.other_head();
         while at != arena::NIL {
-            let cells = self.nodes.cells();
+            let cells = &self.nodes.cells();
             let (next, deadline) = (cells.next(at), cells.key(at));
             self.push_linked(at, deadline);
             at = next;
@@ -648,7 +656,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// `false` if the batch cannot take them all (some may be in it then). Reads only.
     #[inline]
     fn gather_chain(&self, chain: &Chain, batch: &mut Batch) -> bool {
-        let cells = self.nodes.cells();
+        let cells = &self.nodes.cells();
         if !self.in_blocks() {
             return gather_linked(cells, chain.linked(), batch);
         }
@@ -668,7 +676,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn drop_gathered(&mut self, mut taken: Chain) {
         if self.in_blocks() {
-            taken.release(self.nodes.cells_mut(), &mut self.blocks);
+            taken.release(&mut self.nodes.cells_mut(), &mut self.blocks);
         }
     }
 
@@ -725,7 +733,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         self.due_gains();
         if !self.in_blocks() {
             let order = batch.iter().skip(from).map(|(index, _)| index);
-            let due = List::from_order(self.nodes.cells_mut(), order);
+            let due = List::from_order(&mut self.nodes.cells_mut(), order);
             self.lists[DUE] = Chain::from_linked(due);
             return;
         }
@@ -761,7 +769,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
                 break;
             };
             rest.next += 1;
-            if let Some(expired) = rest.wheel.nodes.take_wheel_expired(index) {
+            if let Some(expired) = rest.wheel.nodes.arena.take_wheel_expired(index) {
                 on_expired(expired);
                 fired += 1;
             }
@@ -788,10 +796,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let mut block = [0; MAX_BLOCK];
         let mut deadlines = [0; MAX_BLOCK];
         while let Some((first, len)) =
-            taken.take_front_block(self.nodes.cells_mut(), &mut self.blocks, &mut block)
+            taken.take_front_block(&mut self.nodes.cells_mut(), &mut self.blocks, &mut block)
         {
             let mut live = 0u64;
-            let cells = self.nodes.cells();
+            let cells = &self.nodes.cells();
             for (i, (&index, at)) in block[..len].iter().zip(first..).enumerate() {
                 if let Some(deadline) = live_deadline(cells, index, at) {
                     deadlines[i] = deadline;
@@ -842,16 +850,16 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     /// cascade, which counts the timers it files and marks their slots at its end.
     #[inline]
     fn push_cell(&mut self, list: usize, index: u32) -> Option<u32> {
-        self.lists[list].push_back(self.nodes.cells_mut(), &mut self.blocks, index)
+        self.lists[list].push_back(&mut self.nodes.cells_mut(), &mut self.blocks, index)
     }
 
     /// The first live timer on the due list, dropping stale cells before it.
     #[inline(always)]
     fn due_front(&mut self) -> Option<u32> {
         if !self.in_blocks() {
-            return self.lists[DUE].linked().head(self.nodes.cells());
+            return self.lists[DUE].linked().head(&self.nodes.cells());
         }
-        let cells = self.nodes.cells_mut();
+        let cells = &mut self.nodes.cells_mut();
         while let Some((index, at)) = self.lists[DUE].front(cells, &self.blocks) {
             if self.blocks.starts_block(at) {
                 // About to hand out a block's timers one call at a time: load all their handles
@@ -875,10 +883,10 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     #[inline]
     fn pop_due_front(&mut self, index: u32) {
         if self.in_blocks() {
-            self.lists[DUE].pop_front(self.nodes.cells_mut(), &mut self.blocks);
+            self.lists[DUE].pop_front(&mut self.nodes.cells_mut(), &mut self.blocks);
         } else {
             let mut due = self.lists[DUE].linked();
-            due.unlink(self.nodes.cells_mut(), index);
+            due.unlink(&mut self.nodes.cells_mut(), index);
             self.lists[DUE] = Chain::from_linked(due);
         }
     }
@@ -988,7 +996,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             };
             if self.elapsed > now {
                 self.pop_due_front(head);
-                if let Some(expired) = self.nodes.take_wheel_expired(head) {
+                if let Some(expired) = self.nodes.arena.take_wheel_expired(head) {
                     on_expired(expired);
                     fired += 1;
                 }
@@ -999,12 +1007,12 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
             } else {
                 let mut due = self.lists[DUE].linked();
                 while fired < budget {
-                    let Some(index) = due.pop_front(self.nodes.cells_mut()) else {
+                    let Some(index) = due.pop_front(&mut self.nodes.cells_mut()) else {
                         break;
                     };
                     // The list stays whole before the callback runs.
                     self.lists[DUE] = Chain::from_linked(due);
-                    if let Some(expired) = self.nodes.take_wheel_expired(index) {
+                    if let Some(expired) = self.nodes.arena.take_wheel_expired(index) {
                         on_expired(expired);
                         fired += 1;
                     }
@@ -1039,7 +1047,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
         let mut fired = 0;
         loop {
             self.pop_due_front(head);
-            if let Some(expired) = self.nodes.take_wheel_expired(head) {
+            if let Some(expired) = self.nodes.arena.take_wheel_expired(head) {
                 on_expired(expired);
                 fired += 1;
             }
@@ -1057,11 +1065,11 @@ impl<T, S: Storage<WheelSlot<T>>> TimerWheelOn<T, S> {
     fn pop_front_of(&mut self, list: usize) -> Option<u32> {
         if !self.in_blocks() {
             let mut linked = self.lists[list].linked();
-            let index = linked.pop_front(self.nodes.cells_mut());
+            let index = linked.pop_front(&mut self.nodes.cells_mut());
             self.lists[list] = Chain::from_linked(linked);
             return index;
         }
-        let cells = self.nodes.cells_mut();
+        let cells = &mut self.nodes.cells_mut();
         while let Some((index, at)) = self.lists[list].front(cells, &self.blocks) {
             self.lists[list].pop_front(cells, &mut self.blocks);
             if cells.is_live(index, at) {
@@ -1084,7 +1092,7 @@ const ONE_ENDED_CASCADE: usize = 32;
 /// is walked from both ends at once: each step's next node is known only once the last one's
 /// links are read, and two walks keep two of those reads in flight instead of one.
 #[inline(always)]
-fn gather_linked<T>(cells: &[WheelSlot<T>], list: List, batch: &mut Batch) -> bool {
+fn gather_linked<T>(cells: &Store<'_, T>, list: List, batch: &mut Batch) -> bool {
     let (Some(mut front), Some(mut back)) = (list.head(cells), list.tail()) else {
         return false;
     };
@@ -1122,19 +1130,19 @@ enum Advanced {
 
 /// The timers of a gathered batch not yet fired, from `next` on: filed on the due list when
 /// this is dropped, so that none is lost if the expiry callback panics.
-struct BatchRest<'a, T, S: Storage<WheelSlot<T>>> {
-    wheel: &'a mut TimerWheelOn<T, S>,
+struct BatchRest<'a, T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> {
+    wheel: &'a mut TimerWheelOn<T, S, C>,
     batch: &'a Batch,
     next: usize,
 }
 
-impl<T, S: Storage<WheelSlot<T>>> Drop for BatchRest<'_, T, S> {
+impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> Drop for BatchRest<'_, T, S, C> {
     fn drop(&mut self) {
         self.wheel.file_on_due(self.batch, self.next);
     }
 }
 
-impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
+impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for TimerWheelOn<T, S, C> {
     fn insert(&mut self, deadline: Tick, value: T) -> Result<TimerId, Full<T>> {
         if self.is_full() {
             return Err(Full(value));
@@ -1147,6 +1155,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         }
         let id = self
             .nodes
+            .arena
             .allocate(value, |value, generation| {
                 let mut node = WheelNode {
                     deadline: [0; 2],
@@ -1163,7 +1172,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
-        let index = self.nodes.resolve(id).ok_or(StaleTimer)?;
+        let index = self.nodes.arena.resolve(id).ok_or(StaleTimer)?;
         let deadline = self.nodes.cells().key(index);
         if !self.in_blocks() {
             self.unfile_linked(index, deadline);
@@ -1171,13 +1180,14 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
             self.unfile_blocks(deadline);
         }
         self.nodes
+            .arena
             .release(index)
             .map(|node| node.value)
             .ok_or(StaleTimer)
     }
 
     fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
-        let node = self.nodes.live_mut(id).ok_or(StaleTimer)?;
+        let node = self.nodes.arena.live_mut(id).ok_or(StaleTimer)?;
         let old = node.deadline();
         node.set_deadline(deadline);
         let index = id.slot();
@@ -1194,22 +1204,22 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn deadline(&self, id: TimerId) -> Option<Tick> {
-        self.nodes.live(id).map(WheelNode::deadline)
+        self.nodes.arena.live(id).map(WheelNode::deadline)
     }
 
     fn get(&self, id: TimerId) -> Option<&T> {
-        self.nodes.live(id).map(|node| &node.value)
+        self.nodes.arena.live(id).map(|node| &node.value)
     }
 
     fn get_mut(&mut self, id: TimerId) -> Option<&mut T> {
-        self.nodes.live_mut(id).map(|node| &mut node.value)
+        self.nodes.arena.live_mut(id).map(|node| &mut node.value)
     }
 
     fn next_deadline(&self) -> Option<Tick> {
         if self.is_empty() {
             return None;
         }
-        let cells = self.nodes.cells();
+        let cells = &self.nodes.cells();
         let due = if self.in_blocks() {
             self.lists[DUE]
                 .cells_in_order(cells, &self.blocks)
@@ -1229,7 +1239,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
         }
         let index = self.advance(now)?;
         self.pop_due_front(index);
-        self.nodes.take_wheel_expired(index)
+        self.nodes.arena.take_wheel_expired(index)
     }
 
     /// As [`TimerQueue::expire`]; a poll that finds nothing due returns without a call.
@@ -1273,8 +1283,8 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
                 }
             }
         }
-        let expired = self.nodes.take_wheel_expired(found?);
-        if self.nodes.len() == 0 && self.in_blocks() {
+        let expired = self.nodes.arena.take_wheel_expired(found?);
+        if self.nodes.arena.len() == 0 && self.in_blocks() {
             // Nothing pending: drop whatever stale cells remain, all blocks free again.
             self.lists = [Chain::EMPTY; LISTS];
             self.levels = [Level::EMPTY; LEVELS];
@@ -1285,7 +1295,7 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn len(&self) -> usize {
-        self.nodes.len()
+        self.nodes.arena.len()
     }
 
     fn capacity(&self) -> usize {
@@ -1293,6 +1303,6 @@ impl<T, S: Storage<WheelSlot<T>>> TimerQueue<T> for TimerWheelOn<T, S> {
     }
 
     fn is_full(&self) -> bool {
-        self.nodes.len() >= self.capacity()
+        self.nodes.arena.len() >= self.capacity()
     }
 }

@@ -3,8 +3,19 @@
 use super::*;
 use std::vec::Vec;
 
-fn fire_all<S: Storage<WheelSlot<u32>>>(
-    wheel: &mut TimerWheelOn<u32, S>,
+/// A wheel over two `Vec`s.
+type VecWheel = TimerWheelOn<u32, Vec<WheelSlot<u32>>, Vec<WheelCells>>;
+
+/// A wheel of `capacity` timers over two `Vec`s.
+fn vec_wheel(capacity: usize) -> VecWheel {
+    TimerWheelOn::with_storage(
+        (0..capacity).map(|_| WheelSlot::new()).collect(),
+        std::vec![WheelCells::new(); capacity],
+    )
+}
+
+fn fire_all<S: Storage<WheelSlot<u32>>, C: Storage<WheelCells>>(
+    wheel: &mut TimerWheelOn<u32, S, C>,
     now: Tick,
 ) -> Vec<(Tick, u32)> {
     let mut out = Vec::new();
@@ -94,7 +105,7 @@ fn time_going_backwards_fires_nothing_new() {
 #[test]
 fn expiry_behind_elapsed_stops_at_now_on_the_due_list() {
     for mut wheel in [
-        TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+        vec_wheel(8_192),
         blocks_wheel(BLOCKS_CAPACITY),
     ] {
         let _ = fire_all(&mut wheel, 1_000);
@@ -171,7 +182,8 @@ fn million_timer_wheel_on_a_slice_runs_on_a_2_mib_stack() {
         .stack_size(2 << 20)
         .spawn(|| {
             let mut slots: Vec<WheelSlot<u32>> = (0..TIMERS).map(|_| WheelSlot::new()).collect();
-            let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+            let mut cells = std::vec![WheelCells::new(); TIMERS as usize];
+            let mut wheel = TimerWheelOn::with_storage(&mut slots[..], &mut cells[..]);
             assert!(core::mem::size_of_val(&wheel) < 12 * 1024);
             assert_eq!(wheel.capacity(), TIMERS as usize);
             for i in 0..TIMERS {
@@ -195,7 +207,8 @@ fn million_timer_wheel_on_a_slice_runs_on_a_2_mib_stack() {
 #[test]
 fn slice_and_inline_wheels_fire_the_same_timers() {
     let mut slots: Vec<WheelSlot<u32>> = (0..64).map(|_| WheelSlot::new()).collect();
-    let mut on_slice = TimerWheelOn::with_storage(&mut slots[..]);
+    let mut cells = [WheelCells::new(); 64];
+    let mut on_slice = TimerWheelOn::with_storage(&mut slots[..], &mut cells[..]);
     let mut inline: TimerWheel<u32, 64> = TimerWheel::new();
     for i in 0..64u32 {
         let deadline = u64::from(i.wrapping_mul(2_654_435_761) % 100_000);
@@ -211,10 +224,10 @@ fn slice_and_inline_wheels_fire_the_same_timers() {
 #[test]
 fn storage_handed_back_is_reusable() {
     let slots: Vec<WheelSlot<u32>> = (0..2).map(|_| WheelSlot::new()).collect();
-    let mut wheel = TimerWheelOn::with_storage(slots);
+    let mut wheel = TimerWheelOn::with_storage(slots, std::vec![WheelCells::new(); 2]);
     let stale = wheel.insert(5, 1).unwrap();
-    let slots = wheel.into_storage();
-    let mut wheel = TimerWheelOn::with_storage(slots);
+    let (slots, cells) = wheel.into_storage();
+    let mut wheel = TimerWheelOn::with_storage(slots, cells);
     assert!(wheel.is_empty());
     assert_eq!(wheel.cancel(stale), Err(StaleTimer));
     wheel.insert(1, 2).unwrap();
@@ -223,8 +236,28 @@ fn storage_handed_back_is_reusable() {
 }
 
 #[test]
-fn slot_size_is_28_bytes_for_u32() {
-    assert_eq!(core::mem::size_of::<WheelSlot<u32>>(), 28);
+fn a_timer_takes_28_bytes_for_u32_in_two_parts() {
+    assert_eq!(core::mem::size_of::<WheelSlot<u32>>(), 20);
+    assert_eq!(core::mem::size_of::<WheelCells>(), 8);
+}
+
+/// The capacity is the shorter part's length: a timer needs a slot and its cells.
+#[test]
+fn capacity_is_the_shorter_part() {
+    for (slots, cells) in [(3, 5), (5, 3), (4, 4), (0, 2)] {
+        let mut wheel = TimerWheelOn::with_storage(
+            (0..slots).map(|_| WheelSlot::new()).collect::<Vec<_>>(),
+            std::vec![WheelCells::new(); cells],
+        );
+        let capacity = slots.min(cells);
+        assert_eq!(wheel.capacity(), capacity);
+        for value in 0..capacity as u32 {
+            wheel.insert(u64::from(value) * 100, value).unwrap();
+        }
+        assert_eq!(wheel.insert(7, 99), Err(Full(99)));
+        let fired = fire_all(&mut wheel, u64::MAX);
+        assert_eq!(fired.len(), capacity);
+    }
 }
 
 // ---- the blocks layout ----
@@ -251,9 +284,12 @@ impl Rng {
 const BLOCKS_CAPACITY: usize = 9_216;
 
 /// A wheel in the blocks layout with room for `capacity` timers.
-fn blocks_wheel(capacity: usize) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
+fn blocks_wheel(capacity: usize) -> VecWheel {
     let wheel =
-        TimerWheelOn::with_storage_in_blocks((0..capacity).map(|_| WheelSlot::new()).collect());
+        TimerWheelOn::with_storage_in_blocks(
+            (0..capacity).map(|_| WheelSlot::new()).collect(),
+            std::vec![WheelCells::new(); capacity],
+        );
     assert_eq!(Blocks::shift_for(capacity, true), 2, "blocks of four cells");
     wheel
 }
@@ -318,7 +354,7 @@ fn blocks_keep_fifo_among_equal_deadlines_through_cancels_reschedules_and_compac
 /// The same run on linked lists.
 #[test]
 fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
-    let wheel = TimerWheelOn::with_storage((0..CAPACITY).map(|_| WheelSlot::new()).collect());
+    let wheel = vec_wheel(CAPACITY);
     assert!(!wheel.in_blocks());
     fifo_against_the_model(wheel, 0x5EED_0001);
 }
@@ -327,9 +363,9 @@ fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
 const CAPACITY: usize = BLOCKS_CAPACITY;
 
 fn fifo_against_the_model(
-    mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>,
+    mut wheel: VecWheel,
     seed: u64,
-) -> TimerWheelOn<u32, Vec<WheelSlot<u32>>> {
+) -> VecWheel {
     let mut rng = Rng(seed);
     let mut model = Model::default();
     let mut now: Tick = 0;
@@ -452,8 +488,7 @@ fn blocks_deadlines_near_max_keep_their_order() {
 #[test]
 fn wheel_from_2_pow_19_keeps_its_timers_in_blocks_of_64() {
     for (capacity, block_len) in [((1 << 19) - 1, 2), (1 << 19, 64)] {
-        let mut slots: Vec<WheelSlot<u32>> = (0..capacity).map(|_| WheelSlot::new()).collect();
-        let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+        let mut wheel = vec_wheel(capacity);
         let id = wheel.insert(5_000, 1).unwrap();
         wheel.insert(5_000, 2).unwrap();
         assert_eq!(wheel.blocks.block_len(), block_len, "{capacity} timers");
@@ -466,7 +501,7 @@ fn wheel_from_2_pow_19_keeps_its_timers_in_blocks_of_64() {
 /// with ties) and slots just too large for it, with reschedules and cancels among them, budgets
 /// that stop a poll part way and timers filed behind and just after each poll: everything comes
 /// out in deadline order, equal deadlines in the order last scheduled, nothing early.
-fn late_polls_match_the_model(mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>, seed: u64) {
+fn late_polls_match_the_model(mut wheel: VecWheel, seed: u64) {
     let mut rng = Rng(seed);
     let mut model = Model::default();
     let mut ids = Vec::new();
@@ -545,7 +580,7 @@ fn late_polls_match_the_model(mut wheel: TimerWheelOn<u32, Vec<WheelSlot<u32>>>,
 
 #[test]
 fn late_polls_through_small_and_large_slots_keep_order_linked() {
-    let wheel = TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect());
+    let wheel = vec_wheel(8_192);
     assert!(!wheel.in_blocks());
     late_polls_match_the_model(wheel, 0x1A7E_0001);
 }
@@ -560,7 +595,7 @@ fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
     // A few timers, a batch and one more: sorted onto the due list whole, and cascaded.
     for count in [2, 5, BATCH, BATCH + 1] {
         for mut wheel in [
-            TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+            vec_wheel(8_192),
             blocks_wheel(BLOCKS_CAPACITY),
         ] {
             // One level-2 slot [8_192, 12_288): deadlines falling, every one twice.
@@ -583,7 +618,7 @@ fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
     // one filed fits, so the batch is refused part way and the slot cascades instead.
     let base: Tick = 1 << 30;
     for mut wheel in [
-        TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+        vec_wheel(8_192),
         blocks_wheel(BLOCKS_CAPACITY),
     ] {
         for (value, deadline) in [
@@ -636,7 +671,7 @@ fn late_poll_whose_callback_panics_keeps_the_rest_of_the_slot_pending_in_order()
     // A late poll fires a slot that falls due whole straight from its sorted batch: a panic in
     // the callback part way must leave the timers not yet handed out pending, in order.
     for mut wheel in [
-        TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+        vec_wheel(8_192),
         blocks_wheel(BLOCKS_CAPACITY),
     ] {
         // One level-2 slot [8_192, 12_288): value v due at 12_000 - 100 v.
@@ -680,7 +715,7 @@ fn late_poll_gathers_the_next_slots_of_a_level_but_none_that_ends_after_now() {
     ];
     for budget in 1..=7 {
         for mut wheel in [
-            TimerWheelOn::with_storage((0..8_192).map(|_| WheelSlot::new()).collect()),
+            vec_wheel(8_192),
             blocks_wheel(BLOCKS_CAPACITY),
         ] {
             for (value, deadline) in timers {
