@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 
 use timer_core::{
     wheel, Expired, Full, HeapSlot, StaleTimer, Tick, TimeoutList, TimeoutLists, TimeoutListsOn,
-    TimeoutSlot, TimerHeap, TimerHeapOn, TimerId, TimerQueue, TimerWheel, TimerWheelOn, WheelSlot,
+    TimeoutSlot, TimerHeap, TimerHeapOn, TimerId, TimerQueue, TimerWheel, TimerWheelOn, WheelCells, WheelSlot,
 };
 
 use crate::model::{ReferenceQueue, Removed};
@@ -184,7 +184,8 @@ impl<E, const N: usize> AsMut<[E]> for VecSlots<E, N> {
 }
 
 /// A wheel over caller-provided slots.
-pub type SliceWheel<const N: usize> = TimerWheelOn<Payload, VecSlots<WheelSlot<Payload>, N>>;
+pub type SliceWheel<const N: usize> =
+    TimerWheelOn<Payload, VecSlots<WheelSlot<Payload>, N>, VecSlots<WheelCells, N>>;
 /// Capacity of the wheel [`check_all_queues`] runs in the blocks layout: about the smallest
 /// that layout has room for (blocks of four cells, after the lists' live counts).
 pub const BLOCKS_CAPACITY: usize = 9_216;
@@ -206,7 +207,8 @@ impl<E, const N: usize> AsMut<[E]> for BlockSlots<E, N> {
 }
 
 /// A wheel over caller-provided slots, in the blocks layout at any capacity.
-pub type BlocksWheel<const N: usize> = TimerWheelOn<Payload, BlockSlots<WheelSlot<Payload>, N>>;
+pub type BlocksWheel<const N: usize> =
+    TimerWheelOn<Payload, BlockSlots<WheelSlot<Payload>, N>, VecSlots<WheelCells, N>>;
 /// A heap over caller-provided slots.
 pub type SliceHeap<const N: usize, const D: usize> =
     TimerHeapOn<Payload, VecSlots<HeapSlot<Payload>, N>, D>;
@@ -224,7 +226,7 @@ impl<const N: usize> QueueUnderTest for TimerWheel<Payload, N> {
 
 impl<const N: usize> QueueUnderTest for SliceWheel<N> {
     fn fresh() -> Self {
-        Self::with_storage(VecSlots::new())
+        Self::with_storage(VecSlots::new(), VecSlots::new())
     }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
     const CAPACITY: usize = N;
@@ -232,7 +234,7 @@ impl<const N: usize> QueueUnderTest for SliceWheel<N> {
 
 impl<const N: usize> QueueUnderTest for BlocksWheel<N> {
     fn fresh() -> Self {
-        Self::with_storage_in_blocks(BlockSlots(VecSlots::new()))
+        Self::with_storage_in_blocks(BlockSlots(VecSlots::new()), VecSlots::new())
     }
     const NEXT_DEADLINE: NextDeadline = NextDeadline::NoLater;
     const CAPACITY: usize = N;

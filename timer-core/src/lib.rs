@@ -29,7 +29,7 @@ pub use id::TimerId;
 pub use queue::{Drain, Expired, Sweep, TimerQueue};
 pub use storage::Storage;
 pub use timeout_list::{TimeoutList, TimeoutLists, TimeoutListsOn, TimeoutSlot};
-pub use wheel::{TimerWheel, TimerWheelOn, WheelSlot};
+pub use wheel::{TimerWheel, TimerWheelOn, WheelCells, WheelSlot};
 
 /// A point in time, in ticks of the caller's choosing (1 ms, 1 µs, an embassy tick).
 ///

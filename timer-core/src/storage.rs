@@ -26,7 +26,7 @@
 //! One wheel on a slice sized at run time, one inline; the same code drives both:
 //!
 //! ```
-//! use timer_core::{TimerQueue, TimerWheel, TimerWheelOn, WheelSlot};
+//! use timer_core::{TimerQueue, TimerWheel, TimerWheelOn, WheelCells, WheelSlot};
 //!
 //! fn arm<Q: TimerQueue<u32>>(q: &mut Q) -> usize {
 //!     q.insert(10, 1).unwrap();
@@ -36,7 +36,8 @@
 //!
 //! let configured = 100_000; // read from a configuration, say
 //! let mut slots: Vec<WheelSlot<u32>> = (0..configured).map(|_| WheelSlot::new()).collect();
-//! let mut big = TimerWheelOn::with_storage(&mut slots[..]);
+//! let mut cells = vec![WheelCells::new(); configured];
+//! let mut big = TimerWheelOn::with_storage(&mut slots[..], &mut cells[..]);
 //! assert_eq!(big.capacity(), 100_000);
 //! assert_eq!(arm(&mut big), 1);
 //!

@@ -2,21 +2,23 @@
 //! slots in a `Vec` sized to n, as a host program makes one; and their exact bytes per timer,
 //! which the memory table prints instead of an allocator count.
 
-use timer_core::{HeapSlot, TimerHeapOn, TimerId, TimerQueue, TimerWheelOn, WheelSlot};
+use timer_core::{HeapSlot, TimerHeapOn, TimerId, TimerQueue, TimerWheelOn, WheelCells, WheelSlot};
 
 use crate::contender::{Contender, Kind};
 
 /// A timer-core queue over slots the caller owns, as a host program makes one: a `Vec` of n
-/// slots handed to `with_storage` (which empties every slot, so its pages are touched before
-/// any measurement). The queue proper stays on the stack: a few KiB.
+/// slots (and for the wheel a `Vec` of n cells) handed to `with_storage`, which empties them, so
+/// their pages are touched before any measurement. The queue proper stays on the stack: a few
+/// KiB.
 pub struct Ours<Q>(Q);
 
-type OurWheel = TimerWheelOn<u32, Vec<WheelSlot<u32>>>;
+type OurWheel = TimerWheelOn<u32, Vec<WheelSlot<u32>>, Vec<WheelCells>>;
 type OurHeap<const D: usize> = TimerHeapOn<u32, Vec<HeapSlot<u32>>, D>;
 
 pub fn our_wheel(n: usize) -> Ours<OurWheel> {
     Ours(TimerWheelOn::with_storage(
         (0..n).map(|_| WheelSlot::new()).collect(),
+        vec![WheelCells::new(); n],
     ))
 }
 
@@ -25,6 +27,7 @@ pub fn our_wheel(n: usize) -> Ours<OurWheel> {
 pub fn our_wheel_in_blocks(n: usize) -> Ours<OurWheel> {
     Ours(TimerWheelOn::with_storage_in_blocks(
         (0..n).map(|_| WheelSlot::new()).collect(),
+        vec![WheelCells::new(); n],
     ))
 }
 
@@ -59,11 +62,11 @@ impl<Q: TimerQueue<u32>> Contender for Ours<Q> {
     }
 }
 
-/// Our queue's bytes per timer at capacity n: its slots (the only heap allocation) plus the
-/// queue proper, exact and fixed.
+/// Our queue's bytes per timer at capacity n: its slots and cells (its only heap allocations)
+/// plus the queue proper, exact and fixed.
 pub fn our_bytes_per_slot(kind: Kind, n: usize) -> f64 {
     let (slot, queue) = match kind {
-        Kind::Wheel | Kind::WheelInBlocks => (size_of::<WheelSlot<u32>>(), size_of::<OurWheel>()),
+        Kind::Wheel | Kind::WheelInBlocks => (wheel_timer_bytes(), size_of::<OurWheel>()),
         Kind::Heap4 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<4>>()),
         Kind::Heap2 => (size_of::<HeapSlot<u32>>(), size_of::<OurHeap<2>>()),
         _ => return f64::NAN,
@@ -71,10 +74,15 @@ pub fn our_bytes_per_slot(kind: Kind, n: usize) -> f64 {
     (n * slot + queue) as f64 / n as f64
 }
 
+/// A wheel timer's bytes: its slot and its cells, in two allocations.
+fn wheel_timer_bytes() -> usize {
+    size_of::<WheelSlot<u32>>() + size_of::<WheelCells>()
+}
+
 /// Our queue's slot bytes per timer: what the allocator sees of it.
 pub fn our_slot_bytes(kind: Kind) -> f64 {
     match kind {
-        Kind::Wheel | Kind::WheelInBlocks => size_of::<WheelSlot<u32>>() as f64,
+        Kind::Wheel | Kind::WheelInBlocks => wheel_timer_bytes() as f64,
         Kind::Heap4 | Kind::Heap2 => size_of::<HeapSlot<u32>>() as f64,
         _ => f64::NAN,
     }

@@ -12,9 +12,9 @@
 use timer_core::{Expired, Tick, TimerId, TimerQueue};
 
 #[cfg(not(feature = "key-timers-wheel"))]
-pub(super) use timer_core::{HeapSlot as TimerSlot, TimerHeapOn as QueueOn};
+pub(super) use timer_core::HeapSlot as TimerSlot;
 #[cfg(feature = "key-timers-wheel")]
-pub(super) use timer_core::{TimerWheelOn as QueueOn, WheelSlot as TimerSlot};
+pub(super) use timer_core::{WheelCells, WheelSlot as TimerSlot};
 
 use crate::memory::Memory;
 
@@ -22,7 +22,59 @@ use crate::memory::Memory;
 /// operation, 3 KiB of list heads per segment), else its 4-ary heap (a board's few hundred:
 /// O(log n) with a tiny n, nothing beyond its slots). Both keep [`TimerQueue`]'s contract:
 /// deadline order, equal deadlines first in first out, budgeted expiry.
-type Queue<'a> = QueueOn<u32, Memory<'a, TimerSlot<u32>>>;
+#[cfg(not(feature = "key-timers-wheel"))]
+type Queue<'a> = timer_core::TimerHeapOn<u32, Memory<'a, TimerSlot<u32>>>;
+#[cfg(feature = "key-timers-wheel")]
+type Queue<'a> = timer_core::TimerWheelOn<u32, Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>>;
+
+/// The memory one segment runs over: its slots (the heap), or its slots and their cells (the
+/// wheel, which keeps them apart).
+#[cfg(not(feature = "key-timers-wheel"))]
+pub(super) type TimerMemory<'a> = Memory<'a, TimerSlot<u32>>;
+#[cfg(feature = "key-timers-wheel")]
+pub(super) type TimerMemory<'a> = (Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>);
+
+/// Bytes one key's timer takes: its slot (and, in the wheel, its cells).
+#[cfg(not(feature = "key-timers-wheel"))]
+pub(super) const TIMER_BYTES: usize = core::mem::size_of::<TimerSlot<u32>>();
+#[cfg(feature = "key-timers-wheel")]
+pub(super) const TIMER_BYTES: usize =
+    core::mem::size_of::<TimerSlot<u32>>() + core::mem::size_of::<WheelCells>();
+
+/// A segment over `memory`.
+#[cfg(not(feature = "key-timers-wheel"))]
+fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
+    Queue::with_storage(memory)
+}
+
+/// A segment over `memory`.
+#[cfg(feature = "key-timers-wheel")]
+fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
+    Queue::with_storage(memory.0, memory.1)
+}
+
+/// Memory for a segment of `len` timers, allocated.
+#[cfg(all(feature = "alloc", not(feature = "key-timers-wheel")))]
+fn allocate<'a>(len: usize) -> TimerMemory<'a> {
+    Memory::from((0..len).map(|_| TimerSlot::new()).collect::<alloc::vec::Vec<_>>())
+}
+
+/// Memory for a segment of `len` timers, allocated.
+#[cfg(all(feature = "alloc", feature = "key-timers-wheel"))]
+fn allocate<'a>(len: usize) -> TimerMemory<'a> {
+    (
+        Memory::from((0..len).map(|_| TimerSlot::new()).collect::<alloc::vec::Vec<_>>()),
+        Memory::from(alloc::vec![WheelCells::new(); len]),
+    )
+}
+
+/// No memory: a segment of no timers.
+fn no_memory<'a>() -> TimerMemory<'a> {
+    #[cfg(not(feature = "key-timers-wheel"))]
+    return Memory::empty();
+    #[cfg(feature = "key-timers-wheel")]
+    (Memory::empty(), Memory::empty())
+}
 
 /// Slots of the first segment a growing store makes (fewer if it holds fewer keys: then one
 /// segment is all there is).
@@ -56,9 +108,9 @@ pub(super) struct KeyTimers<'a> {
 
 impl<'a> KeyTimers<'a> {
     /// Over lent slots: one segment, never more.
-    pub(super) fn lent(slots: Memory<'a, TimerSlot<u32>>) -> Self {
+    pub(super) fn lent(memory: TimerMemory<'a>) -> Self {
         Self {
-            first: Queue::with_storage(slots),
+            first: queue_over(memory),
             #[cfg(feature = "alloc")]
             more: alloc::vec::Vec::new(),
             growing: false,
@@ -71,7 +123,7 @@ impl<'a> KeyTimers<'a> {
     #[cfg(feature = "alloc")]
     pub(super) fn growing(limit: usize) -> Self {
         Self {
-            first: Queue::with_storage(Memory::empty()),
+            first: queue_over(no_memory()),
             more: alloc::vec::Vec::new(),
             growing: true,
             limit,
@@ -126,7 +178,7 @@ impl<'a> KeyTimers<'a> {
 
     /// Bytes of the slots and the queues' own fields.
     pub(super) fn bytes(&self) -> usize {
-        self.capacity() * core::mem::size_of::<TimerSlot<u32>>()
+        self.capacity() * TIMER_BYTES
             + self.segment_count() * core::mem::size_of::<Queue<'a>>()
     }
 
@@ -137,7 +189,7 @@ impl<'a> KeyTimers<'a> {
             .more
             .iter()
             .map(|queue| {
-                queue.capacity() * core::mem::size_of::<TimerSlot<u32>>()
+                queue.capacity() * TIMER_BYTES
                     + core::mem::size_of::<Queue<'a>>()
             })
             .sum();
@@ -167,10 +219,8 @@ impl<'a> KeyTimers<'a> {
         }
         #[cfg(feature = "alloc")]
         if self.can_grow() {
-            let slots = (0..self.next_segment_len())
-                .map(|_| TimerSlot::new())
-                .collect::<alloc::vec::Vec<_>>();
-            self.more.push(Queue::with_storage(Memory::from(slots)));
+            let memory = allocate(self.next_segment_len());
+            self.more.push(queue_over(memory));
             let segment = self.more.len() as u16;
             let id = self.more.last_mut()?.insert(deadline, index).ok()?;
             return Some(KeyTimer { segment, id });

@@ -3,7 +3,7 @@
 
 use timer_core::Tick;
 
-use super::timer_segments::TimerSlot;
+use super::timer_segments::TIMER_BYTES;
 use super::{KeySlot, Store};
 
 /// The bytes a store holds, by part: what `INFO memory` reports.
@@ -102,7 +102,7 @@ impl Store<'_> {
         let index = self.find_live(key, now)?;
         let entry = self.entry(index)?;
         let timer = if entry.timer().is_some() {
-            core::mem::size_of::<TimerSlot<u32>>()
+            TIMER_BYTES
         } else {
             0
         };
@@ -234,7 +234,6 @@ mod tests {
     /// bucket per key and a timer slot per volatile key.
     #[test]
     fn key_memory_adds_up_to_the_stores_count() {
-        use super::super::timer_segments::TimerSlot;
         use super::super::KeySlot;
         let mut store = Store::new(StoreMemory::allocate(1 << 10, 1 << 20), 16, 4096);
         let mut rng = crate::xorshift::Xorshift::new(0x2545_f491_4f6c_dd1d);
@@ -257,7 +256,7 @@ mod tests {
             .filter_map(|k| store.key_memory(&k.to_le_bytes(), 0))
             .sum();
         let table = core::mem::size_of::<KeySlot>() + core::mem::size_of::<u32>();
-        let timer = core::mem::size_of::<TimerSlot<u32>>();
+        let timer = super::super::timer_segments::TIMER_BYTES;
         assert!(store.volatile_len() > 10 && store.len() > 100);
         assert_eq!(
             sum,

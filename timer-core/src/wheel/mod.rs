@@ -26,8 +26,9 @@ use slot::{live_deadline, node, node_mut, Store, WheelNode, WheelStorage};
 pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [WheelCells; N]>;
 
 /// A hierarchical timing wheel: O(1) insert, cancel and reschedule over the full `u64` range,
-/// over storage `S` of [`WheelSlot`]s (inline: [`TimerWheel<T, N>`]; a slice the caller owns:
-/// [`with_storage`](Self::with_storage)).
+/// over storage the caller provides in two parts, one of each per timer: `S` of [`WheelSlot`]s
+/// (handles) and `C` of [`WheelCells`] (where the lists are kept). Inline: [`TimerWheel<T, N>`];
+/// slices the caller owns: [`with_storage`](Self::with_storage).
 ///
 /// Eleven levels of 64 slots, level `l` slots each `64^l` ticks wide:
 ///
@@ -52,7 +53,7 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [Whe
 /// on the due list), together with those of the level's next slots while they fit.
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
-/// the two cells every [`WheelSlot`] lends (blocks of 4 to 64 cells, the more the larger the
+/// the two cells every [`WheelCells`] lends (blocks of 4 to 64 cells, the more the larger the
 /// wheel). A cascade or an expiry reads whole blocks in order, and the handle it loads for one
 /// timer does not wait on the one before, so at a million timers the cache misses overlap
 /// instead of following one another down a linked list. Cancel and reschedule touch only the
@@ -71,8 +72,11 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [Whe
 /// files the timer at the back of its new list, so first-in first-out among equal deadlines
 /// holds through cascades, cancels, reschedules and compaction.
 ///
-/// Memory: 28 bytes per slot for a `u32` value, plus 2,960 bytes (on a 64-bit host) of list
-/// heads, 4 bytes a list in either layout, and bookkeeping.
+/// Memory: 28 bytes per timer for a `u32` value (a 20-byte [`WheelSlot`] and 8 bytes of
+/// [`WheelCells`]), plus 2,960 bytes (on a 64-bit host) of list heads, 4 bytes a list in either
+/// layout, and bookkeeping. The handles sit apart from the cells so that the ones a cancel or a
+/// reschedule loads are 20 bytes from one another, not 28: at a million timers each such load
+/// misses the caches and the TLB, and misses over a smaller span cost less.
 ///
 /// # Examples
 ///
@@ -101,10 +105,11 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [Whe
 /// The same wheel over a slice sized at run time:
 ///
 /// ```
-/// use timer_core::{TimerQueue, TimerWheelOn, WheelSlot};
+/// use timer_core::{TimerQueue, TimerWheelOn, WheelCells, WheelSlot};
 ///
 /// let mut slots: Vec<WheelSlot<&str>> = (0..100_000).map(|_| WheelSlot::new()).collect();
-/// let mut wheel = TimerWheelOn::with_storage(&mut slots[..]);
+/// let mut cells = vec![WheelCells::new(); 100_000];
+/// let mut wheel = TimerWheelOn::with_storage(&mut slots[..], &mut cells[..]);
 /// wheel.insert(70, "b").unwrap();
 /// wheel.insert(65, "a").unwrap();
 /// assert_eq!(wheel.capacity(), 100_000);
