@@ -36,7 +36,8 @@ use std::collections::VecDeque;
 
 use timer_core::{
     wheel, Expired, Full, HeapSlot, StaleTimer, Tick, TimeoutList, TimeoutLists, TimeoutListsOn,
-    TimeoutSlot, TimerHeap, TimerHeapOn, TimerId, TimerQueue, TimerWheel, TimerWheelOn, WheelCells, WheelSlot,
+    TimeoutSlot, TimerHeap, TimerHeapOn, TimerId, TimerQueue, TimerWheel, TimerWheelOn, WheelCells,
+    WheelSlot,
 };
 
 use crate::model::{ReferenceQueue, Removed};

@@ -56,19 +56,28 @@ fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
 /// Memory for a segment of `len` timers, allocated.
 #[cfg(all(feature = "alloc", not(feature = "key-timers-wheel")))]
 fn allocate<'a>(len: usize) -> TimerMemory<'a> {
-    Memory::from((0..len).map(|_| TimerSlot::new()).collect::<alloc::vec::Vec<_>>())
+    Memory::from(
+        (0..len)
+            .map(|_| TimerSlot::new())
+            .collect::<alloc::vec::Vec<_>>(),
+    )
 }
 
 /// Memory for a segment of `len` timers, allocated.
 #[cfg(all(feature = "alloc", feature = "key-timers-wheel"))]
 fn allocate<'a>(len: usize) -> TimerMemory<'a> {
     (
-        Memory::from((0..len).map(|_| TimerSlot::new()).collect::<alloc::vec::Vec<_>>()),
+        Memory::from(
+            (0..len)
+                .map(|_| TimerSlot::new())
+                .collect::<alloc::vec::Vec<_>>(),
+        ),
         Memory::from(alloc::vec![WheelCells::new(); len]),
     )
 }
 
 /// No memory: a segment of no timers.
+#[cfg(feature = "alloc")]
 fn no_memory<'a>() -> TimerMemory<'a> {
     #[cfg(not(feature = "key-timers-wheel"))]
     return Memory::empty();
@@ -178,8 +187,7 @@ impl<'a> KeyTimers<'a> {
 
     /// Bytes of the slots and the queues' own fields.
     pub(super) fn bytes(&self) -> usize {
-        self.capacity() * TIMER_BYTES
-            + self.segment_count() * core::mem::size_of::<Queue<'a>>()
+        self.capacity() * TIMER_BYTES + self.segment_count() * core::mem::size_of::<Queue<'a>>()
     }
 
     /// Bytes of the segments added as the store grew (the first one is lent, or empty).
@@ -188,10 +196,7 @@ impl<'a> KeyTimers<'a> {
         return self
             .more
             .iter()
-            .map(|queue| {
-                queue.capacity() * TIMER_BYTES
-                    + core::mem::size_of::<Queue<'a>>()
-            })
+            .map(|queue| queue.capacity() * TIMER_BYTES + core::mem::size_of::<Queue<'a>>())
             .sum();
         #[cfg(not(feature = "alloc"))]
         0

@@ -452,7 +452,12 @@ impl Chain {
     }
 
     /// Releases the blocks from `from` through `to`, following their links.
-    fn release_blocks(cells: &mut (impl CellsMut + ?Sized), blocks: &mut Blocks, from: u32, to: u32) {
+    fn release_blocks(
+        cells: &mut (impl CellsMut + ?Sized),
+        blocks: &mut Blocks,
+        from: u32,
+        to: u32,
+    ) {
         let mut block = from;
         loop {
             // Read before `release` rewrites the link cell; the tail's holds no link.

@@ -18,8 +18,8 @@ use batch::BATCH;
 use chain::{Blocks, Cells, CellsMut, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
-pub use slot::{WheelCells, WheelSlot};
 use slot::{live_deadline, node, node_mut, Store, WheelNode, WheelStorage};
+pub use slot::{WheelCells, WheelSlot};
 
 /// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`
 /// and `[WheelCells; N]`, with a `const fn new()` for `static`s.

@@ -104,10 +104,7 @@ fn time_going_backwards_fires_nothing_new() {
 
 #[test]
 fn expiry_behind_elapsed_stops_at_now_on_the_due_list() {
-    for mut wheel in [
-        vec_wheel(8_192),
-        blocks_wheel(BLOCKS_CAPACITY),
-    ] {
+    for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
         let _ = fire_all(&mut wheel, 1_000);
         for (deadline, value) in [(900, 2), (700, 1), (950, 3)] {
             wheel.insert(deadline, value).unwrap();
@@ -285,11 +282,10 @@ const BLOCKS_CAPACITY: usize = 9_216;
 
 /// A wheel in the blocks layout with room for `capacity` timers.
 fn blocks_wheel(capacity: usize) -> VecWheel {
-    let wheel =
-        TimerWheelOn::with_storage_in_blocks(
-            (0..capacity).map(|_| WheelSlot::new()).collect(),
-            std::vec![WheelCells::new(); capacity],
-        );
+    let wheel = TimerWheelOn::with_storage_in_blocks(
+        (0..capacity).map(|_| WheelSlot::new()).collect(),
+        std::vec![WheelCells::new(); capacity],
+    );
     assert_eq!(Blocks::shift_for(capacity, true), 2, "blocks of four cells");
     wheel
 }
@@ -362,10 +358,7 @@ fn linked_keeps_fifo_among_equal_deadlines_through_cancels_and_reschedules() {
 /// The capacity of the wheels [`fifo_against_the_model`] drives.
 const CAPACITY: usize = BLOCKS_CAPACITY;
 
-fn fifo_against_the_model(
-    mut wheel: VecWheel,
-    seed: u64,
-) -> VecWheel {
+fn fifo_against_the_model(mut wheel: VecWheel, seed: u64) -> VecWheel {
     let mut rng = Rng(seed);
     let mut model = Model::default();
     let mut now: Tick = 0;
@@ -594,10 +587,7 @@ fn late_polls_through_small_and_large_slots_keep_order_in_blocks() {
 fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
     // A few timers, a batch and one more: sorted onto the due list whole, and cascaded.
     for count in [2, 5, BATCH, BATCH + 1] {
-        for mut wheel in [
-            vec_wheel(8_192),
-            blocks_wheel(BLOCKS_CAPACITY),
-        ] {
+        for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
             // One level-2 slot [8_192, 12_288): deadlines falling, every one twice.
             let mut expected = Vec::new();
             for value in 0..count as u32 {
@@ -617,10 +607,7 @@ fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
     // A level-5 slot [2^30, 2^31): its deadlines' offsets pass what a batch packs, the first
     // one filed fits, so the batch is refused part way and the slot cascades instead.
     let base: Tick = 1 << 30;
-    for mut wheel in [
-        vec_wheel(8_192),
-        blocks_wheel(BLOCKS_CAPACITY),
-    ] {
+    for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
         for (value, deadline) in [
             (0, base + 7),
             (1, base + (1 << 29)),
@@ -670,10 +657,7 @@ fn blocks_next_deadline_skips_a_slot_whose_timers_all_left() {
 fn late_poll_whose_callback_panics_keeps_the_rest_of_the_slot_pending_in_order() {
     // A late poll fires a slot that falls due whole straight from its sorted batch: a panic in
     // the callback part way must leave the timers not yet handed out pending, in order.
-    for mut wheel in [
-        vec_wheel(8_192),
-        blocks_wheel(BLOCKS_CAPACITY),
-    ] {
+    for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
         // One level-2 slot [8_192, 12_288): value v due at 12_000 - 100 v.
         for value in 0..10 {
             wheel
@@ -714,10 +698,7 @@ fn late_poll_gathers_the_next_slots_of_a_level_but_none_that_ends_after_now() {
         (6, 195),
     ];
     for budget in 1..=7 {
-        for mut wheel in [
-            vec_wheel(8_192),
-            blocks_wheel(BLOCKS_CAPACITY),
-        ] {
+        for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
             for (value, deadline) in timers {
                 wheel.insert(deadline, value).unwrap();
             }
