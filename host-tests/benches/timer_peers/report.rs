@@ -154,8 +154,9 @@ pub fn report(config: &Config, rows: &[Row], memory: &[(usize, Vec<(Kind, Footpr
     if !memory.is_empty() {
         let _ = writeln!(
             out,
-            "\nBytes per timer. Ours: (n × `size_of` of a slot + `size_of` of the queue proper) / \
-             n, exact and fixed (the allocator's count of the slots is checked against it). Peers: heap bytes counted by this bench's global allocator, per live timer: \
+            "\nBytes per timer. Ours: (n × `size_of` of a timer's storage (the wheel's: its slot \
+             and its cells) + `size_of` of the queue proper) / n, exact and fixed (the allocator's \
+             count of that storage is checked against it). Peers: heap bytes counted by this bench's global allocator, per live timer: \
              after inserting n timers (W1's deadlines; Vec-based peers pre-sized to n) / at the \
              peak of W2 (lazy deletion holds stale entries until a sweep).\n"
         );
