@@ -274,7 +274,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     #[inline]
     fn push_block_cell(&mut self, index: u32, deadline: Tick) -> Option<u32> {
         let (list, level) = self.home(deadline);
-        let cells = &mut self.nodes.cells_mut();
+        let cells = &mut self.nodes.store_mut();
         let at = self.lists[list].push_back(cells, &mut self.blocks, index)?;
         // As in `push_linked`: a level list with live timers has its slot marked already. The
         // due list is not counted: `occupy` only keeps `check_from` at 0 for it.
@@ -302,7 +302,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     #[inline]
     fn recount_live(&mut self, list: usize, change: impl FnOnce(u32) -> u32) -> u32 {
         let at = self.blocks.live_cell(list);
-        let cells = &mut self.nodes.cells_mut();
+        let cells = &mut self.nodes.store_mut();
         let live = change(cells.cell(at));
         cells.set_cell(at, live);
         live
@@ -333,7 +333,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
         let was_empty = linked.is_empty();
-        linked.push_back(&mut self.nodes.cells_mut(), index);
+        linked.push_back(&mut self.nodes.store_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
         // A list with timers on it has its slot marked already, and `check_from` at or before
         // that slot's start (every timer on one list shares its slot's start).
@@ -369,12 +369,12 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             self.push_block_cell(index, deadline)
         } else {
             self.due_gains();
-            let cells = &mut self.nodes.cells_mut();
+            let cells = &mut self.nodes.store_mut();
             self.lists[DUE].insert_before(cells, &mut self.blocks, index, |cells, other| {
                 node(cells, other).is_some_and(|n| n.deadline() > deadline)
             })
         };
-        match (at, node_mut(&mut self.nodes.cells_mut(), index)) {
+        match (at, node_mut(&mut self.nodes.store_mut(), index)) {
             (Some(at), Some(node)) => node.position = at,
             // `make_room` went first.
             _ => debug_assert!(false, "timer-core: no room to file a timer"),
@@ -393,7 +393,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         } else {
             self.due_gains();
             let mut due = self.lists[DUE].linked();
-            due.insert_sorted(&mut self.nodes.cells_mut(), index);
+            due.insert_sorted(&mut self.nodes.store_mut(), index);
             self.lists[DUE] = Chain::from_linked(due);
         }
     }
@@ -404,7 +404,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     fn unfile_linked(&mut self, index: u32, deadline: Tick) {
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
-        linked.unlink(&mut self.nodes.cells_mut(), index);
+        linked.unlink(&mut self.nodes.store_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
         if level < LEVELS && linked.is_empty() {
             self.levels[level].vacate(list % SLOTS);
@@ -424,7 +424,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         if level < LEVELS && same_slot(level, old, deadline) {
             // Staying in its level slot: a new cell at the back of the same list, whose slot
             // bit stays as it is.
-            let cells = &mut self.nodes.cells_mut();
+            let cells = &mut self.nodes.store_mut();
             match self.lists[list].push_back(cells, &mut self.blocks, index) {
                 Some(at) => cells.relocate(index, at),
                 // `make_room` went first.
@@ -442,7 +442,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     fn keep_place(&mut self, index: u32, old: Tick) {
         // Unreachable (a wheel's block size leaves room for every timer it holds).
         debug_assert!(false, "timer-core: no room to reschedule a timer");
-        if let Some(node) = node_mut(&mut self.nodes.cells_mut(), index) {
+        if let Some(node) = node_mut(&mut self.nodes.store_mut(), index) {
             node.set_deadline(old);
         }
     }
@@ -458,7 +458,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         }
         // Every chain, not only the occupied slots': a slot whose live timers all left keeps
         // its stale cells until then (its slot bit went with its last live timer).
-        let cells = &mut self.nodes.cells_mut();
+        let cells = &mut self.nodes.store_mut();
         for chain in &mut self.lists {
             chain.compact(cells, &mut self.blocks);
         }
@@ -520,13 +520,13 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// ([`cascade_from_both_ends`](Self::cascade_from_both_ends)).
     #[inline(always)]
     fn cascade_linked(&mut self, taken: List, level: usize) {
-        let (Some(mut front), Some(back)) = (taken.head(&self.nodes.cells()), taken.tail()) else {
+        let (Some(mut front), Some(back)) = (taken.head(&self.nodes.store()), taken.tail()) else {
             return;
         };
         // A short list (the per-tick expiry's) is filed from the front alone: setting the back
         // half up would cost more than the waits it saves.
         for _ in 0..ONE_ENDED_CASCADE {
-            let cells = &self.nodes.cells();
+            let cells = &self.nodes.store();
             let (next, deadline) = (cells.next(front), cells.key(front));
             self.push_linked(front, deadline);
             if front == back {
@@ -546,7 +546,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let finer = level.wrapping_sub(1);
         let mut back_half = BackHalf::EMPTY;
         loop {
-            let cells = &self.nodes.cells();
+            let cells = &self.nodes.store();
             if front == back {
                 let deadline = cells.key(front);
                 self.push_linked(front, deadline);
@@ -557,7 +557,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             self.push_linked(front, front_deadline);
             let (list, list_level) = self.home(back_deadline);
             let slot = (list_level == finer).then_some(list % SLOTS);
-            back_half.push_front(&mut self.nodes.cells_mut(), slot, back);
+            back_half.push_front(&mut self.nodes.store_mut(), slot, back);
             if after == back {
                 break;
             }
@@ -567,16 +567,16 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             let list = finer * SLOTS + slot;
             let mut linked = self.lists[list].linked();
             let was_empty = linked.is_empty();
-            let head = back_half.append(&mut self.nodes.cells_mut(), slot, &mut linked);
+            let head = back_half.append(&mut self.nodes.store_mut(), slot, &mut linked);
             self.lists[list] = Chain::from_linked(linked);
             if was_empty {
-                let deadline = self.nodes.cells().key(head);
+                let deadline = self.nodes.store().key(head);
                 self.occupy(list, finer, deadline);
             }
         }
         let mut at = back_half.other_head();
         while at != arena::NIL {
-            let cells = &self.nodes.cells();
+            let cells = &self.nodes.store();
             let (next, deadline) = (cells.next(at), cells.key(at));
             self.push_linked(at, deadline);
             at = next;
@@ -661,7 +661,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// `false` if the batch cannot take them all (some may be in it then). Reads only.
     #[inline]
     fn gather_chain(&self, chain: &Chain, batch: &mut Batch) -> bool {
-        let cells = &self.nodes.cells();
+        let cells = &self.nodes.store();
         if !self.in_blocks() {
             return gather_linked(cells, chain.linked(), batch);
         }
@@ -681,7 +681,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     #[inline]
     fn drop_gathered(&mut self, mut taken: Chain) {
         if self.in_blocks() {
-            taken.release(&mut self.nodes.cells_mut(), &mut self.blocks);
+            taken.release(&mut self.nodes.store_mut(), &mut self.blocks);
         }
     }
 
@@ -711,7 +711,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             let mark = batch.len();
             if self.in_blocks() {
                 // Its live count tells at once whether it fits.
-                let live = self.nodes.cells().cell(self.blocks.live_cell(list));
+                let live = self.nodes.store().cell(self.blocks.live_cell(list));
                 if live as usize > batch::BATCH - mark {
                     return;
                 }
@@ -738,14 +738,14 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         self.due_gains();
         if !self.in_blocks() {
             let order = batch.iter().skip(from).map(|(index, _)| index);
-            let due = List::from_order(&mut self.nodes.cells_mut(), order);
+            let due = List::from_order(&mut self.nodes.store_mut(), order);
             self.lists[DUE] = Chain::from_linked(due);
             return;
         }
         // Every deadline is at or before `elapsed`: each goes to the back of the due list.
         for (index, deadline) in batch.iter().skip(from) {
             match self.push_block_cell(index, deadline) {
-                Some(to) => self.nodes.cells_mut().relocate(index, to),
+                Some(to) => self.nodes.store_mut().relocate(index, to),
                 // The reserve (kept before every `process`) makes this unreachable.
                 None => debug_assert!(false, "timer-core: no free block for the due list"),
             }
@@ -801,10 +801,10 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let mut block = [0; MAX_BLOCK];
         let mut deadlines = [0; MAX_BLOCK];
         while let Some((first, len)) =
-            taken.take_front_block(&mut self.nodes.cells_mut(), &mut self.blocks, &mut block)
+            taken.take_front_block(&mut self.nodes.store_mut(), &mut self.blocks, &mut block)
         {
             let mut live = 0u64;
-            let cells = &self.nodes.cells();
+            let cells = &self.nodes.store();
             for (i, (&index, at)) in block[..len].iter().zip(first..).enumerate() {
                 if let Some(deadline) = live_deadline(cells, index, at) {
                     deadlines[i] = deadline;
@@ -840,7 +840,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
                 if let Some(slot) = finer_slot {
                     counts[slot] += 1;
                 }
-                self.nodes.cells_mut().relocate(index, to);
+                self.nodes.store_mut().relocate(index, to);
             }
         }
         for (slot, &count) in counts.iter().enumerate().filter(|(_, &count)| count > 0) {
@@ -855,16 +855,16 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// cascade, which counts the timers it files and marks their slots at its end.
     #[inline]
     fn push_cell(&mut self, list: usize, index: u32) -> Option<u32> {
-        self.lists[list].push_back(&mut self.nodes.cells_mut(), &mut self.blocks, index)
+        self.lists[list].push_back(&mut self.nodes.store_mut(), &mut self.blocks, index)
     }
 
     /// The first live timer on the due list, dropping stale cells before it.
     #[inline(always)]
     fn due_front(&mut self) -> Option<u32> {
         if !self.in_blocks() {
-            return self.lists[DUE].linked().head(&self.nodes.cells());
+            return self.lists[DUE].linked().head(&self.nodes.store());
         }
-        let cells = &mut self.nodes.cells_mut();
+        let cells = &mut self.nodes.store_mut();
         while let Some((index, at)) = self.lists[DUE].front(cells, &self.blocks) {
             if self.blocks.starts_block(at) {
                 // About to hand out a block's timers one call at a time: load all their handles
@@ -888,10 +888,10 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     #[inline]
     fn pop_due_front(&mut self, index: u32) {
         if self.in_blocks() {
-            self.lists[DUE].pop_front(&mut self.nodes.cells_mut(), &mut self.blocks);
+            self.lists[DUE].pop_front(&mut self.nodes.store_mut(), &mut self.blocks);
         } else {
             let mut due = self.lists[DUE].linked();
-            due.unlink(&mut self.nodes.cells_mut(), index);
+            due.unlink(&mut self.nodes.store_mut(), index);
             self.lists[DUE] = Chain::from_linked(due);
         }
     }
@@ -911,7 +911,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     fn advance_or_gather(&mut self, now: Tick, gather: bool) -> Advanced {
         loop {
             if let Some(head) = self.due_front() {
-                return if self.nodes.cells().key(head) <= now {
+                return if self.nodes.store().key(head) <= now {
                     Advanced::Head(head)
                 } else {
                     Advanced::NothingDue
@@ -1012,7 +1012,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             } else {
                 let mut due = self.lists[DUE].linked();
                 while fired < budget {
-                    let Some(index) = due.pop_front(&mut self.nodes.cells_mut()) else {
+                    let Some(index) = due.pop_front(&mut self.nodes.store_mut()) else {
                         break;
                     };
                     // The list stays whole before the callback runs.
@@ -1070,11 +1070,11 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     fn pop_front_of(&mut self, list: usize) -> Option<u32> {
         if !self.in_blocks() {
             let mut linked = self.lists[list].linked();
-            let index = linked.pop_front(&mut self.nodes.cells_mut());
+            let index = linked.pop_front(&mut self.nodes.store_mut());
             self.lists[list] = Chain::from_linked(linked);
             return index;
         }
-        let cells = &mut self.nodes.cells_mut();
+        let cells = &mut self.nodes.store_mut();
         while let Some((index, at)) = self.lists[list].front(cells, &self.blocks) {
             self.lists[list].pop_front(cells, &mut self.blocks);
             if cells.is_live(index, at) {
@@ -1178,7 +1178,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
 
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
         let index = self.nodes.arena.resolve(id).ok_or(StaleTimer)?;
-        let deadline = self.nodes.cells().key(index);
+        let deadline = self.nodes.store().key(index);
         if !self.in_blocks() {
             self.unfile_linked(index, deadline);
         } else {
@@ -1224,7 +1224,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
         if self.is_empty() {
             return None;
         }
-        let cells = &self.nodes.cells();
+        let cells = &self.nodes.store();
         let due = if self.in_blocks() {
             self.lists[DUE]
                 .cells_in_order(cells, &self.blocks)

@@ -83,6 +83,18 @@ impl<T> Cell for WheelSlot<T> {
 ///
 /// A wheel of fewer than 2^19 timers uses each timer's two cells as the links of the list the
 /// timer is on; a larger one cuts all the cells into blocks that hold its lists.
+///
+/// # Examples
+///
+/// ```
+/// use timer_core::{TimerQueue, TimerWheelOn, WheelCells, WheelSlot};
+///
+/// let n = 10_000; // from a configuration, say
+/// let mut slots: Vec<WheelSlot<u32>> = (0..n).map(|_| WheelSlot::new()).collect();
+/// let mut cells = vec![WheelCells::new(); n];
+/// let mut wheel = TimerWheelOn::with_storage(&mut slots[..], &mut cells[..]);
+/// assert_eq!(wheel.capacity(), n);
+/// ```
 #[derive(Clone, Copy, Default)]
 pub struct WheelCells {
     cells: [u32; 2],
@@ -114,14 +126,6 @@ pub(super) struct Store<'a, T> {
     pub(super) slots: &'a [WheelSlot<T>],
     pub(super) cells: &'a [WheelCells],
 }
-
-impl<T> Clone for Store<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for Store<'_, T> {}
 
 /// The wheel's storage, both parts, to change.
 pub(super) struct StoreMut<'a, T> {
@@ -319,16 +323,18 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> WheelStorage<T, S, C> 
         self.arena.capacity().min(self.cells.as_ref().len())
     }
 
+    /// Both parts, to read.
     #[inline]
-    pub(super) fn cells(&self) -> Store<'_, T> {
+    pub(super) fn store(&self) -> Store<'_, T> {
         Store {
             slots: self.arena.cells(),
             cells: self.cells.as_ref(),
         }
     }
 
+    /// Both parts, to change.
     #[inline]
-    pub(super) fn cells_mut(&mut self) -> StoreMut<'_, T> {
+    pub(super) fn store_mut(&mut self) -> StoreMut<'_, T> {
         StoreMut {
             slots: self.arena.cells_mut(),
             cells: self.cells.as_mut(),
