@@ -178,7 +178,7 @@ impl<T> TimerWheelOn<T, alloc::boxed::Box<[WheelSlot<T>]>, alloc::boxed::Box<[Wh
     /// ```
     /// use timer_core::{TimerQueue, TimerWheelOn};
     ///
-    /// let mut wheel = TimerWheelOn::<u32, _>::with_capacity(1_000_000);
+    /// let mut wheel = TimerWheelOn::<u32, _, _>::with_capacity(1_000_000);
     /// assert_eq!(wheel.capacity(), 1_000_000);
     /// wheel.insert(5, 1).unwrap();
     /// ```
