@@ -103,7 +103,7 @@ impl BackHalf {
 mod tests {
     use super::*;
     use crate::list::Links;
-    use crate::wheel::slot::StoreMut;
+    use crate::wheel::slot::{Parts, StoreMut};
     use crate::wheel::{WheelCells, WheelSlot};
     use std::vec::Vec;
 
@@ -130,10 +130,7 @@ mod tests {
         // The wheel's own slots, as its linked layout uses them: two links each.
         let mut slots: Vec<WheelSlot<u32>> = (0..32).map(|_| WheelSlot::new()).collect();
         let mut cells = [WheelCells::new(); 32];
-        let nodes = &mut StoreMut {
-            slots: &mut slots[..],
-            cells: &mut cells[..],
-        };
+        let nodes: &mut StoreMut<'_, u32> = &mut Parts::new(&mut slots[..], &mut cells[..]);
         let mut filled = List::EMPTY;
         for index in [1, 2, 3] {
             filled.push_back(nodes, index);

@@ -4,6 +4,7 @@
 //! cancel or a reschedule loads sit 20 bytes from one another (for a `u32` value), not 28: at a
 //! million timers each such load is a cache and TLB miss, and it costs less over a smaller span.
 
+use core::marker::PhantomData;
 use core::num::NonZeroU32;
 
 use super::chain::{Cells, CellsMut};
@@ -121,51 +122,52 @@ impl<T, S: Storage<WheelSlot<T>>> Arena<WheelSlot<T>, S> {
     }
 }
 
-/// The wheel's storage, both parts, to read: what its lists and chains are handed.
-pub(super) struct Store<'a, T> {
-    pub(super) slots: &'a [WheelSlot<T>],
-    pub(super) cells: &'a [WheelCells],
+/// The wheel's storage seen whole, both parts borrowed: what its lists and chains are handed.
+/// `S` and `C` are shared or mutable borrows of the slots and the cells; the reading is written
+/// once for both.
+pub(super) struct Parts<T, S, C> {
+    pub(super) slots: S,
+    pub(super) cells: C,
+    pub(super) value: PhantomData<fn() -> T>,
 }
 
-/// The wheel's storage, both parts, to change.
-pub(super) struct StoreMut<'a, T> {
-    pub(super) slots: &'a mut [WheelSlot<T>],
-    pub(super) cells: &'a mut [WheelCells],
-}
+/// Both parts, to read.
+pub(super) type Store<'a, T> = Parts<T, &'a [WheelSlot<T>], &'a [WheelCells]>;
+/// Both parts, to change.
+pub(super) type StoreMut<'a, T> = Parts<T, &'a mut [WheelSlot<T>], &'a mut [WheelCells]>;
 
-/// The handles a store holds.
-pub(super) trait Handles<T> {
-    fn slots(&self) -> &[WheelSlot<T>];
-}
-
-impl<T> Handles<T> for Store<'_, T> {
-    #[inline]
-    fn slots(&self) -> &[WheelSlot<T>] {
-        self.slots
-    }
-}
-
-impl<T> Handles<T> for StoreMut<'_, T> {
-    #[inline]
-    fn slots(&self) -> &[WheelSlot<T>] {
-        self.slots
+impl<T, S, C> Parts<T, S, C> {
+    pub(super) const fn new(slots: S, cells: C) -> Self {
+        Self {
+            slots,
+            cells,
+            value: PhantomData,
+        }
     }
 }
 
 #[inline]
-pub(super) fn node<T>(store: &impl Handles<T>, index: u32) -> Option<&WheelNode<T>> {
-    match store.slots().get(position(index)).map(|s| &s.slot) {
+pub(super) fn node<T, S: AsRef<[WheelSlot<T>]>, C>(
+    store: &Parts<T, S, C>,
+    index: u32,
+) -> Option<&WheelNode<T>> {
+    match store.slots.as_ref().get(position(index)).map(|s| &s.slot) {
         Some(Slot::Occupied(node)) => Some(node),
         _ => None,
     }
 }
 
 #[inline]
-pub(super) fn node_mut<'a, T>(
-    store: &'a mut StoreMut<'_, T>,
+pub(super) fn node_mut<T, S: AsMut<[WheelSlot<T>]>, C>(
+    store: &mut Parts<T, S, C>,
     index: u32,
-) -> Option<&'a mut WheelNode<T>> {
-    match store.slots.get_mut(position(index)).map(|s| &mut s.slot) {
+) -> Option<&mut WheelNode<T>> {
+    match store
+        .slots
+        .as_mut()
+        .get_mut(position(index))
+        .map(|s| &mut s.slot)
+    {
         Some(Slot::Occupied(node)) => Some(node),
         _ => None,
     }
@@ -173,7 +175,11 @@ pub(super) fn node_mut<'a, T>(
 
 /// The deadline of the timer `index` if the cell at `at` is the one that files it.
 #[inline]
-pub(super) fn live_deadline<T>(store: &impl Handles<T>, index: u32, at: u32) -> Option<Tick> {
+pub(super) fn live_deadline<T, S: AsRef<[WheelSlot<T>]>, C>(
+    store: &Parts<T, S, C>,
+    index: u32,
+    at: u32,
+) -> Option<Tick> {
     match node(store, index) {
         Some(node) if node.position == at => Some(node.deadline()),
         _ => None,
@@ -181,17 +187,13 @@ pub(super) fn live_deadline<T>(store: &impl Handles<T>, index: u32, at: u32) -> 
 }
 
 /// The blocks layout: cell `at` is the `at % 2`th cell of `WheelCells` `at / 2`.
-#[inline]
-fn cell_of(cells: &[WheelCells], at: u32) -> u32 {
-    cells
-        .get((at >> 1) as usize)
-        .map_or(0, |c| c.cells[(at & 1) as usize])
-}
-
-impl<T> Cells for Store<'_, T> {
+impl<T, S: AsRef<[WheelSlot<T>]>, C: AsRef<[WheelCells]>> Cells for Parts<T, S, C> {
     #[inline]
     fn cell(&self, at: u32) -> u32 {
-        cell_of(self.cells, at)
+        self.cells
+            .as_ref()
+            .get((at >> 1) as usize)
+            .map_or(0, |c| c.cells[(at & 1) as usize])
     }
 
     #[inline]
@@ -200,22 +202,14 @@ impl<T> Cells for Store<'_, T> {
     }
 }
 
-impl<T> Cells for StoreMut<'_, T> {
-    #[inline]
-    fn cell(&self, at: u32) -> u32 {
-        cell_of(self.cells, at)
-    }
-
-    #[inline]
-    fn is_live(&self, value: u32, at: u32) -> bool {
-        live_deadline(self, value, at).is_some()
-    }
-}
-
-impl<T> CellsMut for StoreMut<'_, T> {
+impl<T, S, C> CellsMut for Parts<T, S, C>
+where
+    S: AsRef<[WheelSlot<T>]> + AsMut<[WheelSlot<T>]>,
+    C: AsRef<[WheelCells]> + AsMut<[WheelCells]>,
+{
     #[inline]
     fn set_cell(&mut self, at: u32, value: u32) {
-        if let Some(c) = self.cells.get_mut((at >> 1) as usize) {
+        if let Some(c) = self.cells.as_mut().get_mut((at >> 1) as usize) {
             c.cells[(at & 1) as usize] = value;
         }
     }
@@ -229,20 +223,21 @@ impl<T> CellsMut for StoreMut<'_, T> {
 }
 
 /// The linked layout: a timer's two cells are its `prev` and `next` links.
-#[inline]
-fn links_of(cells: &[WheelCells], index: u32) -> [u32; 2] {
-    cells.get(position(index)).map_or([0; 2], |c| c.cells)
-}
-
-impl<T> Links for Store<'_, T> {
+impl<T, S: AsRef<[WheelSlot<T>]>, C: AsRef<[WheelCells]>> Links for Parts<T, S, C> {
     #[inline]
     fn prev(&self, index: u32) -> u32 {
-        links_of(self.cells, index)[0]
+        self.cells
+            .as_ref()
+            .get(position(index))
+            .map_or(0, |c| c.cells[0])
     }
 
     #[inline]
     fn next(&self, index: u32) -> u32 {
-        links_of(self.cells, index)[1]
+        self.cells
+            .as_ref()
+            .get(position(index))
+            .map_or(0, |c| c.cells[1])
     }
 
     #[inline]
@@ -251,41 +246,28 @@ impl<T> Links for Store<'_, T> {
     }
 }
 
-impl<T> Links for StoreMut<'_, T> {
-    #[inline]
-    fn prev(&self, index: u32) -> u32 {
-        links_of(self.cells, index)[0]
-    }
-
-    #[inline]
-    fn next(&self, index: u32) -> u32 {
-        links_of(self.cells, index)[1]
-    }
-
-    #[inline]
-    fn key(&self, index: u32) -> u64 {
-        node(self, index).map_or(u64::MAX, WheelNode::deadline)
-    }
-}
-
-impl<T> LinksMut for StoreMut<'_, T> {
+impl<T, S, C> LinksMut for Parts<T, S, C>
+where
+    S: AsRef<[WheelSlot<T>]>,
+    C: AsRef<[WheelCells]> + AsMut<[WheelCells]>,
+{
     #[inline]
     fn set_links(&mut self, index: u32, prev: u32, next: u32) {
-        if let Some(c) = self.cells.get_mut(position(index)) {
+        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
             c.cells = [prev, next];
         }
     }
 
     #[inline]
     fn set_prev(&mut self, index: u32, prev: u32) {
-        if let Some(c) = self.cells.get_mut(position(index)) {
+        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
             c.cells[0] = prev;
         }
     }
 
     #[inline]
     fn set_next(&mut self, index: u32, next: u32) {
-        if let Some(c) = self.cells.get_mut(position(index)) {
+        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
             c.cells[1] = next;
         }
     }
@@ -326,18 +308,12 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> WheelStorage<T, S, C> 
     /// Both parts, to read.
     #[inline]
     pub(super) fn store(&self) -> Store<'_, T> {
-        Store {
-            slots: self.arena.cells(),
-            cells: self.cells.as_ref(),
-        }
+        Parts::new(self.arena.cells(), self.cells.as_ref())
     }
 
     /// Both parts, to change.
     #[inline]
     pub(super) fn store_mut(&mut self) -> StoreMut<'_, T> {
-        StoreMut {
-            slots: self.arena.cells_mut(),
-            cells: self.cells.as_mut(),
-        }
+        Parts::new(self.arena.cells_mut(), self.cells.as_mut())
     }
 }
