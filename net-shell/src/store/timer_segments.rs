@@ -11,78 +11,96 @@
 
 use timer_core::{Expired, Tick, TimerId, TimerQueue};
 
-#[cfg(not(feature = "key-timers-wheel"))]
-pub(super) use timer_core::HeapSlot as TimerSlot;
-#[cfg(feature = "key-timers-wheel")]
-pub(super) use timer_core::{WheelCells, WheelSlot as TimerSlot};
-
+#[cfg(feature = "alloc")]
 use crate::memory::Memory;
 
-/// One segment: timer-core's wheel with `key-timers-wheel` (a host's millions of keys: O(1) per
-/// operation, 3 KiB of list heads per segment), else its 4-ary heap (a board's few hundred:
-/// O(log n) with a tiny n, nothing beyond its slots). Both keep [`TimerQueue`]'s contract:
-/// deadline order, equal deadlines first in first out, budgeted expiry.
+// The segment's queue: the wheel with `key-timers-wheel`, else the heap. Both keep
+// [`TimerQueue`]'s contract: deadline order, equal deadlines first in first out, budgeted expiry.
 #[cfg(not(feature = "key-timers-wheel"))]
-type Queue<'a> = timer_core::TimerHeapOn<u32, Memory<'a, TimerSlot<u32>>>;
+pub(super) use heap::*;
 #[cfg(feature = "key-timers-wheel")]
-type Queue<'a> = timer_core::TimerWheelOn<u32, Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>>;
+pub(super) use wheel::*;
 
-/// The memory one segment runs over: its slots (the heap), or its slots and their cells (the
-/// wheel, which keeps them apart).
+/// One segment: timer-core's 4-ary heap (a board's few hundred keys: O(log n) with a tiny n,
+/// nothing beyond its slots).
 #[cfg(not(feature = "key-timers-wheel"))]
-pub(super) type TimerMemory<'a> = Memory<'a, TimerSlot<u32>>;
-#[cfg(feature = "key-timers-wheel")]
-pub(super) type TimerMemory<'a> = (Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>);
+mod heap {
+    use crate::memory::Memory;
+    pub(in crate::store) use timer_core::HeapSlot as TimerSlot;
 
-/// Bytes one key's timer takes: its slot (and, in the wheel, its cells).
-#[cfg(not(feature = "key-timers-wheel"))]
-pub(super) const TIMER_BYTES: usize = core::mem::size_of::<TimerSlot<u32>>();
-#[cfg(feature = "key-timers-wheel")]
-pub(super) const TIMER_BYTES: usize =
-    core::mem::size_of::<TimerSlot<u32>>() + core::mem::size_of::<WheelCells>();
+    pub(super) type Queue<'a> = timer_core::TimerHeapOn<u32, TimerMemory<'a>>;
 
-/// A segment over `memory`.
-#[cfg(not(feature = "key-timers-wheel"))]
-fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
-    Queue::with_storage(memory)
+    /// The memory one segment runs over: its slots.
+    pub(in crate::store) type TimerMemory<'a> = Memory<'a, TimerSlot<u32>>;
+
+    /// Bytes one key's timer takes: its slot.
+    pub(in crate::store) const TIMER_BYTES: usize = core::mem::size_of::<TimerSlot<u32>>();
+
+    /// A segment over `memory`.
+    pub(super) fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
+        Queue::with_storage(memory)
+    }
+
+    /// Memory for a segment of `len` timers, allocated.
+    #[cfg(feature = "alloc")]
+    pub(super) fn allocate<'a>(len: usize) -> TimerMemory<'a> {
+        super::slot_memory(len)
+    }
+
+    /// No memory: a segment of no timers.
+    #[cfg(feature = "alloc")]
+    pub(super) fn no_memory<'a>() -> TimerMemory<'a> {
+        Memory::empty()
+    }
 }
 
-/// A segment over `memory`.
+/// One segment: timer-core's wheel (a host's millions of keys: O(1) per operation, 3 KiB of list
+/// heads per segment), over its slots and, apart, their cells.
 #[cfg(feature = "key-timers-wheel")]
-fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
-    Queue::with_storage(memory.0, memory.1)
+mod wheel {
+    use crate::memory::Memory;
+    pub(in crate::store) use timer_core::{WheelCells, WheelSlot as TimerSlot};
+
+    pub(super) type Queue<'a> =
+        timer_core::TimerWheelOn<u32, Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>>;
+
+    /// The memory one segment runs over: its slots and their cells.
+    pub(in crate::store) type TimerMemory<'a> =
+        (Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>);
+
+    /// Bytes one key's timer takes: its slot and its cells.
+    pub(in crate::store) const TIMER_BYTES: usize =
+        core::mem::size_of::<TimerSlot<u32>>() + core::mem::size_of::<WheelCells>();
+
+    /// A segment over `memory`.
+    pub(super) fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
+        Queue::with_storage(memory.0, memory.1)
+    }
+
+    /// Memory for a segment of `len` timers, allocated.
+    #[cfg(feature = "alloc")]
+    pub(super) fn allocate<'a>(len: usize) -> TimerMemory<'a> {
+        (
+            super::slot_memory(len),
+            Memory::from(alloc::vec![WheelCells::new(); len]),
+        )
+    }
+
+    /// No memory: a segment of no timers.
+    #[cfg(feature = "alloc")]
+    pub(super) fn no_memory<'a>() -> TimerMemory<'a> {
+        (Memory::empty(), Memory::empty())
+    }
 }
 
-/// Memory for a segment of `len` timers, allocated.
-#[cfg(all(feature = "alloc", not(feature = "key-timers-wheel")))]
-fn allocate<'a>(len: usize) -> TimerMemory<'a> {
+/// `len` empty slots, allocated.
+#[cfg(feature = "alloc")]
+fn slot_memory<'a>(len: usize) -> Memory<'a, TimerSlot<u32>> {
     Memory::from(
         (0..len)
             .map(|_| TimerSlot::new())
             .collect::<alloc::vec::Vec<_>>(),
     )
-}
-
-/// Memory for a segment of `len` timers, allocated.
-#[cfg(all(feature = "alloc", feature = "key-timers-wheel"))]
-fn allocate<'a>(len: usize) -> TimerMemory<'a> {
-    (
-        Memory::from(
-            (0..len)
-                .map(|_| TimerSlot::new())
-                .collect::<alloc::vec::Vec<_>>(),
-        ),
-        Memory::from(alloc::vec![WheelCells::new(); len]),
-    )
-}
-
-/// No memory: a segment of no timers.
-#[cfg(feature = "alloc")]
-fn no_memory<'a>() -> TimerMemory<'a> {
-    #[cfg(not(feature = "key-timers-wheel"))]
-    return Memory::empty();
-    #[cfg(feature = "key-timers-wheel")]
-    (Memory::empty(), Memory::empty())
 }
 
 /// Slots of the first segment a growing store makes (fewer if it holds fewer keys: then one

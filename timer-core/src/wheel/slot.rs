@@ -128,7 +128,8 @@ impl<T, S: Storage<WheelSlot<T>>> Arena<WheelSlot<T>, S> {
 pub(super) struct Parts<T, S, C> {
     pub(super) slots: S,
     pub(super) cells: C,
-    pub(super) value: PhantomData<fn() -> T>,
+    /// The slots' value type, which `S` names only through a bound.
+    value_type: PhantomData<fn() -> T>,
 }
 
 /// Both parts, to read.
@@ -141,8 +142,23 @@ impl<T, S, C> Parts<T, S, C> {
         Self {
             slots,
             cells,
-            value: PhantomData,
+            value_type: PhantomData,
         }
+    }
+}
+
+impl<T, S, C: AsRef<[WheelCells]>> Parts<T, S, C> {
+    /// The two cells of `WheelCells` number `i`, if there is one.
+    #[inline]
+    fn pair(&self, i: usize) -> Option<&[u32; 2]> {
+        self.cells.as_ref().get(i).map(|c| &c.cells)
+    }
+}
+
+impl<T, S, C: AsMut<[WheelCells]>> Parts<T, S, C> {
+    #[inline]
+    fn pair_mut(&mut self, i: usize) -> Option<&mut [u32; 2]> {
+        self.cells.as_mut().get_mut(i).map(|c| &mut c.cells)
     }
 }
 
@@ -190,10 +206,8 @@ pub(super) fn live_deadline<T, S: AsRef<[WheelSlot<T>]>, C>(
 impl<T, S: AsRef<[WheelSlot<T>]>, C: AsRef<[WheelCells]>> Cells for Parts<T, S, C> {
     #[inline]
     fn cell(&self, at: u32) -> u32 {
-        self.cells
-            .as_ref()
-            .get((at >> 1) as usize)
-            .map_or(0, |c| c.cells[(at & 1) as usize])
+        self.pair((at >> 1) as usize)
+            .map_or(0, |pair| pair[(at & 1) as usize])
     }
 
     #[inline]
@@ -209,8 +223,8 @@ where
 {
     #[inline]
     fn set_cell(&mut self, at: u32, value: u32) {
-        if let Some(c) = self.cells.as_mut().get_mut((at >> 1) as usize) {
-            c.cells[(at & 1) as usize] = value;
+        if let Some(pair) = self.pair_mut((at >> 1) as usize) {
+            pair[(at & 1) as usize] = value;
         }
     }
 
@@ -226,18 +240,12 @@ where
 impl<T, S: AsRef<[WheelSlot<T>]>, C: AsRef<[WheelCells]>> Links for Parts<T, S, C> {
     #[inline]
     fn prev(&self, index: u32) -> u32 {
-        self.cells
-            .as_ref()
-            .get(position(index))
-            .map_or(0, |c| c.cells[0])
+        self.pair(position(index)).map_or(0, |links| links[0])
     }
 
     #[inline]
     fn next(&self, index: u32) -> u32 {
-        self.cells
-            .as_ref()
-            .get(position(index))
-            .map_or(0, |c| c.cells[1])
+        self.pair(position(index)).map_or(0, |links| links[1])
     }
 
     #[inline]
@@ -253,22 +261,22 @@ where
 {
     #[inline]
     fn set_links(&mut self, index: u32, prev: u32, next: u32) {
-        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
-            c.cells = [prev, next];
+        if let Some(links) = self.pair_mut(position(index)) {
+            *links = [prev, next];
         }
     }
 
     #[inline]
     fn set_prev(&mut self, index: u32, prev: u32) {
-        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
-            c.cells[0] = prev;
+        if let Some(links) = self.pair_mut(position(index)) {
+            links[0] = prev;
         }
     }
 
     #[inline]
     fn set_next(&mut self, index: u32, next: u32) {
-        if let Some(c) = self.cells.as_mut().get_mut(position(index)) {
-            c.cells[1] = next;
+        if let Some(links) = self.pair_mut(position(index)) {
+            links[1] = next;
         }
     }
 }
