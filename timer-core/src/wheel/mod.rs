@@ -333,7 +333,11 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let (list, level) = self.home(deadline);
         let mut linked = self.lists[list].linked();
         let was_empty = linked.is_empty();
-        linked.push_back(&mut self.nodes.store_mut(), index);
+        let store = &mut self.nodes.store_mut();
+        linked.push_back(store, index);
+        if let Some(node) = node_mut(store, index) {
+            node.position = list as u32;
+        }
         self.lists[list] = Chain::from_linked(linked);
         // A list with timers on it has its slot marked already, and `check_from` at or before
         // that slot's start (every timer on one list shares its slot's start).
@@ -398,11 +402,23 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         }
     }
 
-    /// Takes timer `index`, due at `deadline`, off its list (the linked layout; in blocks, its
-    /// cell just goes stale).
+    /// Takes timer `index`, due at `deadline` and last filed on level list `filed_on`, off its
+    /// list (the linked layout; in blocks, its cell just goes stale).
+    ///
+    /// The due list holds exactly the timers due by `elapsed`; any other timer is on the level
+    /// list it was last filed on (a level list is re-filed whole when `elapsed` reaches its
+    /// slot, and a level-0 slot's becomes the due list then). Reading that list from the handle,
+    /// already loaded, costs less than finding it from the deadline, which every reschedule
+    /// would do.
     #[inline]
-    fn unfile_linked(&mut self, index: u32, deadline: Tick) {
-        let (list, level) = self.home(deadline);
+    fn unfile_linked(&mut self, index: u32, deadline: Tick, filed_on: u32) {
+        let list = if deadline <= self.elapsed {
+            DUE
+        } else {
+            filed_on as usize
+        };
+        let level = list / SLOTS;
+        debug_assert_eq!((list, level), self.home(deadline));
         let mut linked = self.lists[list].linked();
         linked.unlink(&mut self.nodes.store_mut(), index);
         self.lists[list] = Chain::from_linked(linked);
@@ -557,6 +573,10 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             self.push_linked(front, front_deadline);
             let (list, list_level) = self.home(back_deadline);
             let slot = (list_level == finer).then_some(list % SLOTS);
+            if let (Some(_), Some(node)) = (slot, node_mut(&mut self.nodes.store_mut(), back)) {
+                // Where `back_half.append` files it.
+                node.position = list as u32;
+            }
             back_half.push_front(&mut self.nodes.store_mut(), slot, back);
             if after == back {
                 break;
@@ -1177,10 +1197,11 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
     }
 
     fn cancel(&mut self, id: TimerId) -> Result<T, StaleTimer> {
-        let index = self.nodes.arena.resolve(id).ok_or(StaleTimer)?;
-        let deadline = self.nodes.store().key(index);
+        let node = self.nodes.arena.live(id).ok_or(StaleTimer)?;
+        let (deadline, filed_on) = (node.deadline(), node.position);
+        let index = id.slot();
         if !self.in_blocks() {
-            self.unfile_linked(index, deadline);
+            self.unfile_linked(index, deadline, filed_on);
         } else {
             self.unfile_blocks(deadline);
         }
@@ -1193,16 +1214,16 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
 
     fn reschedule(&mut self, id: TimerId, deadline: Tick) -> Result<(), StaleTimer> {
         let node = self.nodes.arena.live_mut(id).ok_or(StaleTimer)?;
-        let old = node.deadline();
+        let (old, filed_on) = (node.deadline(), node.position);
         node.set_deadline(deadline);
         let index = id.slot();
         if self.in_blocks() {
             self.reschedule_in_blocks(index, old, deadline);
         } else {
-            // Both lists found from the deadlines, even when they are one: a branch on "same
-            // list" (an idle touch stays in its slot about three times in four) mispredicts
-            // often enough to cost more than the second lookup saves.
-            self.unfile_linked(index, old);
+            // Off its list and onto the new one's back, even when they are one: a branch on
+            // "same list" (an idle touch stays in its slot about three times in four)
+            // mispredicts often enough to cost more than the relinking it saves.
+            self.unfile_linked(index, old, filed_on);
             self.file_linked(index, deadline);
         }
         Ok(())

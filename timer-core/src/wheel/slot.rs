@@ -16,7 +16,8 @@ use crate::{Expired, Storage, Tick};
 pub(crate) struct WheelNode<T> {
     /// The deadline as two halves, so that the node needs only the alignment of `T` and `u32`.
     pub(super) deadline: [u32; 2],
-    /// The position of the one cell that files the timer (blocks layout); unused when linked.
+    /// Blocks layout: the position of the one cell that files the timer. Linked layout: the
+    /// level list it was last filed on (the due list is told apart by the deadline).
     pub(super) position: u32,
     pub(super) generation: NonZeroU32,
     pub(super) value: T,

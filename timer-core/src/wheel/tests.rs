@@ -156,6 +156,53 @@ fn reschedule_of_due_timer_moves_it_back_into_the_wheel() {
 }
 
 #[test]
+fn timers_a_cascade_filed_from_both_ends_leave_their_new_lists() {
+    // 100 timers in the level-1 slot [64, 128): the cascade at 64 files them from both ends
+    // onto level 0 (the linked layout), then each cancel and reschedule finds its list.
+    let mut wheel = vec_wheel(256);
+    let mut pending: Vec<(Tick, u64, u32, TimerId)> = (0..100u32)
+        .map(|value| {
+            let deadline = 64 + u64::from(value * 37 % 64);
+            let id = wheel.insert(deadline, value).unwrap();
+            (deadline, u64::from(value), value, id)
+        })
+        .collect();
+    assert!(fire_all(&mut wheel, 63).is_empty());
+    let at_64 = fire_all(&mut wheel, 64);
+    pending.retain(|&(deadline, ..)| deadline > 64);
+    assert_eq!(at_64.len(), 2);
+    let mut filed = 100;
+    for (i, entry) in pending.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            assert_eq!(wheel.cancel(entry.3), Ok(entry.2));
+            entry.0 = 0;
+        } else if i % 5 == 0 {
+            entry.0 = 100 + (i as Tick % 7);
+            entry.1 = filed;
+            filed += 1;
+            wheel.reschedule(entry.3, entry.0).unwrap();
+        }
+    }
+    pending.retain(|&(deadline, ..)| deadline > 0);
+    pending.sort_by_key(|&(deadline, filed, ..)| (deadline, filed));
+    let expected: Vec<(Tick, u32)> = pending.iter().map(|&(d, _, v, _)| (d, v)).collect();
+    assert_eq!(fire_all(&mut wheel, 200), expected);
+    assert!(wheel.is_empty());
+}
+
+#[test]
+fn cancel_of_a_timer_on_the_due_list_after_its_level_zero_slot_became_it() {
+    let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
+    wheel.insert(10, 1).unwrap();
+    let b = wheel.insert(10, 2).unwrap();
+    wheel.insert(10, 3).unwrap();
+    assert!(wheel.expire(10, 0, |_| {}).more_due);
+    assert_eq!(wheel.cancel(b), Ok(2));
+    assert_eq!(fire_all(&mut wheel, 10), [(10, 1), (10, 3)]);
+    assert!(wheel.is_empty());
+}
+
+#[test]
 fn drain_yields_due_and_filed_timers_once() {
     let mut wheel: TimerWheel<u32, 8> = TimerWheel::new();
     for (i, d) in [5u64, 70, 5_000, 1 << 40, 3].into_iter().enumerate() {
