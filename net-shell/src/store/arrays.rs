@@ -3,9 +3,7 @@
 
 use super::chunks::Chunks;
 use super::hash_table::{Entry, NIL};
-#[cfg(feature = "key-timers-wheel")]
-use super::timer_segments::WheelCells;
-use super::timer_segments::{KeyTimers, TimerSlot};
+use super::timer_segments::{KeyTimers, TimerArrays};
 use crate::memory::Memory;
 use crate::pool::Pool;
 
@@ -117,10 +115,7 @@ impl StoreMemory<'_> {
 pub struct StoreArrays<const KEYS: usize, const BYTES: usize> {
     entries: [KeySlot; KEYS],
     buckets: [u32; KEYS],
-    timers: [TimerSlot<u32>; KEYS],
-    /// The wheel keeps its timers' cells apart from their slots.
-    #[cfg(feature = "key-timers-wheel")]
-    timer_cells: [WheelCells; KEYS],
+    timers: TimerArrays<KEYS>,
     bytes: [u8; BYTES],
 }
 
@@ -130,9 +125,7 @@ impl<const KEYS: usize, const BYTES: usize> StoreArrays<KEYS, BYTES> {
         Self {
             entries: [KeySlot::new(); KEYS],
             buckets: [NIL; KEYS],
-            timers: [const { TimerSlot::new() }; KEYS],
-            #[cfg(feature = "key-timers-wheel")]
-            timer_cells: [WheelCells::new(); KEYS],
+            timers: TimerArrays::new(),
             bytes: [0; BYTES],
         }
     }
@@ -151,13 +144,7 @@ impl<'a, const KEYS: usize, const BYTES: usize> From<&'a mut StoreArrays<KEYS, B
         Self {
             entries: Chunks::lent(Memory::from(&mut arrays.entries[..])),
             buckets: Chunks::lent(Memory::from(&mut arrays.buckets[..])),
-            #[cfg(not(feature = "key-timers-wheel"))]
-            timers: KeyTimers::lent(Memory::from(&mut arrays.timers[..])),
-            #[cfg(feature = "key-timers-wheel")]
-            timers: KeyTimers::lent((
-                Memory::from(&mut arrays.timers[..]),
-                Memory::from(&mut arrays.timer_cells[..]),
-            )),
+            timers: KeyTimers::lent(arrays.timers.lend()),
             bytes: Memory::from(&mut arrays.bytes[..]),
             zeroed: false,
             keys: KEYS.min(StoreMemory::MAX_KEYS),

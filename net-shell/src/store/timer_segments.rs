@@ -41,6 +41,25 @@ mod heap {
         Queue::with_storage(memory)
     }
 
+    /// `N` keys' timers inline (for [`StoreArrays`](crate::store::StoreArrays)): their slots.
+    pub(in crate::store) struct TimerArrays<const N: usize> {
+        slots: [TimerSlot<u32>; N],
+    }
+
+    impl<const N: usize> TimerArrays<N> {
+        /// Empty (all zero bytes).
+        pub(in crate::store) const fn new() -> Self {
+            Self {
+                slots: [const { TimerSlot::new() }; N],
+            }
+        }
+
+        /// The memory a segment runs over, borrowed.
+        pub(in crate::store) fn lend(&mut self) -> TimerMemory<'_> {
+            Memory::from(&mut self.slots[..])
+        }
+    }
+
     /// Memory for a segment of `len` timers, allocated.
     #[cfg(feature = "alloc")]
     pub(super) fn allocate<'a>(len: usize) -> TimerMemory<'a> {
@@ -59,7 +78,8 @@ mod heap {
 #[cfg(feature = "key-timers-wheel")]
 mod wheel {
     use crate::memory::Memory;
-    pub(in crate::store) use timer_core::{WheelCells, WheelSlot as TimerSlot};
+    use timer_core::WheelCells;
+    pub(in crate::store) use timer_core::WheelSlot as TimerSlot;
 
     pub(super) type Queue<'a> =
         timer_core::TimerWheelOn<u32, Memory<'a, TimerSlot<u32>>, Memory<'a, WheelCells>>;
@@ -75,6 +95,31 @@ mod wheel {
     /// A segment over `memory`.
     pub(super) fn queue_over(memory: TimerMemory<'_>) -> Queue<'_> {
         Queue::with_storage(memory.0, memory.1)
+    }
+
+    /// `N` keys' timers inline (for [`StoreArrays`](crate::store::StoreArrays)): their slots
+    /// and their cells.
+    pub(in crate::store) struct TimerArrays<const N: usize> {
+        slots: [TimerSlot<u32>; N],
+        cells: [WheelCells; N],
+    }
+
+    impl<const N: usize> TimerArrays<N> {
+        /// Empty (all zero bytes).
+        pub(in crate::store) const fn new() -> Self {
+            Self {
+                slots: [const { TimerSlot::new() }; N],
+                cells: [WheelCells::new(); N],
+            }
+        }
+
+        /// The memory a segment runs over, borrowed.
+        pub(in crate::store) fn lend(&mut self) -> TimerMemory<'_> {
+            (
+                Memory::from(&mut self.slots[..]),
+                Memory::from(&mut self.cells[..]),
+            )
+        }
     }
 
     /// Memory for a segment of `len` timers, allocated.

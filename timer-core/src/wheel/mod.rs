@@ -18,7 +18,7 @@ use batch::BATCH;
 use chain::{Blocks, Cells, CellsMut, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
-use slot::{live_deadline, node, node_mut, Store, WheelNode, WheelStorage};
+use slot::{live_deadline, node, node_mut, set_filed_on, Store, WheelNode, WheelStorage};
 pub use slot::{WheelCells, WheelSlot};
 
 /// A hierarchical timing wheel of `N` timers inline: [`TimerWheelOn`] over `[WheelSlot<T>; N]`
@@ -335,9 +335,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let was_empty = linked.is_empty();
         let store = &mut self.nodes.store_mut();
         linked.push_back(store, index);
-        if let Some(node) = node_mut(store, index) {
-            node.position = list as u32;
-        }
+        set_filed_on(store, index, list);
         self.lists[list] = Chain::from_linked(linked);
         // A list with timers on it has its slot marked already, and `check_from` at or before
         // that slot's start (every timer on one list shares its slot's start).
@@ -573,9 +571,9 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             self.push_linked(front, front_deadline);
             let (list, list_level) = self.home(back_deadline);
             let slot = (list_level == finer).then_some(list % SLOTS);
-            if let (Some(_), Some(node)) = (slot, node_mut(&mut self.nodes.store_mut(), back)) {
+            if slot.is_some() {
                 // Where `back_half.append` files it.
-                node.position = list as u32;
+                set_filed_on(&mut self.nodes.store_mut(), back, list);
             }
             back_half.push_front(&mut self.nodes.store_mut(), slot, back);
             if after == back {

@@ -190,6 +190,19 @@ pub(super) fn node_mut<T, S: AsMut<[WheelSlot<T>]>, C>(
     }
 }
 
+/// Linked layout: notes that timer `index` is filed on level list `list`, where a cancel or a
+/// reschedule will look for it.
+#[inline]
+pub(super) fn set_filed_on<T, S: AsMut<[WheelSlot<T>]>, C>(
+    store: &mut Parts<T, S, C>,
+    index: u32,
+    list: usize,
+) {
+    if let Some(node) = node_mut(store, index) {
+        node.position = list as u32;
+    }
+}
+
 /// The deadline of the timer `index` if the cell at `at` is the one that files it.
 #[inline]
 pub(super) fn live_deadline<T, S: AsRef<[WheelSlot<T>]>, C>(
