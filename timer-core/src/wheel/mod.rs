@@ -12,9 +12,7 @@ use crate::arena::{self, Arena};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Sweep, Tick, TimerId, TimerQueue};
 use back_half::BackHalf;
-use batch::Batch;
-#[cfg(test)]
-use batch::BATCH;
+use batch::{Batch, LATE_POLL, ONE_AT_A_TIME};
 use chain::{Blocks, Cells, CellsMut, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
@@ -48,9 +46,10 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [Whe
 /// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
 /// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
 /// to the timers and occupied slots it meets, never to the ticks that passed. A slot that
-/// falls due whole in such an expiry (it ends by `now`) and holds at most 128 timers is not
-/// cascaded: its timers are sorted on the stack and fired from there (those a budget leaves go
-/// on the due list), together with those of the level's next slots while they fit.
+/// falls due whole in such an expiry (it ends by `now`) and holds at most 1,024 timers (on a
+/// 64-bit target; 128 elsewhere, and in `pop_expired`) is not cascaded: its timers are sorted
+/// on the stack and fired from there (those a budget leaves go on the due list), together with
+/// those of the level's next slots while they fit.
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
 /// the two cells every [`WheelCells`] lends (blocks of 4 to 64 cells, the more the larger the
@@ -605,7 +604,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// deadline order if they fit a [`Batch`], else cascades them.
     #[inline(never)]
     fn file_due_whole(&mut self, mut taken: Chain, expiration: &Expiration) {
-        let mut batch = Batch::new(expiration.start);
+        let mut batch = Batch::<ONE_AT_A_TIME>::new(expiration.start);
         if self.gather_due_whole(&mut taken, expiration, &mut batch) {
             self.file_on_due(&batch, 0);
         } else {
@@ -615,38 +614,89 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
 
     /// [`file_due_whole`](Self::file_due_whole) for an expiry up to `now` that fires what it
     /// gathers, once [`advance_or_gather`](Self::advance_or_gather) found that the earliest
-    /// occupied slot falls due whole: fires the slot's timers straight from the sorted batch, at
-    /// most `budget` of them (the rest go on the due list), gathered in `batch`. Returns how
-    /// many fired.
+    /// occupied slot falls due whole: fires the slot's timers straight from a sorted batch, at
+    /// most `budget` of them (the rest go on the due list). The batch is `small` if the slot's
+    /// timers fit it, else `large` (made now if not yet), else the slot is cascaded. Returns
+    /// how many fired.
+    ///
+    /// Two sizes, because a batch is zeroed when made: a late poll that meets only slots of a
+    /// few timers, the common case, never pays for zeroing the large one.
     #[inline(never)]
     fn fire_due_whole(
         &mut self,
         now: Tick,
         budget: usize,
         on_expired: &mut impl FnMut(Expired<T>),
-        batch: &mut Batch,
+        batches: &mut LateBatches,
     ) -> usize {
         let Some(expiration) = self.next_expiration() else {
             return 0;
         };
-        let expiration = &expiration;
-        let mut taken = self.take_slot(expiration);
         // What `advance_or_gather` found; were it not (unreachable), firing the gathered timers
         // could fire some early, and the slot is cascaded instead.
         let due_whole = expiration.level > 0 && expiration.end() <= now;
         debug_assert!(due_whole, "timer-core: the slot found due whole is not");
-        if due_whole && self.gather_due_whole(&mut taken, expiration, batch) {
-            self.gather_following(now, expiration.level, budget, batch);
-            self.fire_batch(batch, budget, on_expired)
-        } else {
-            self.cascade(taken, expiration.level);
-            0
+        if due_whole {
+            let small = batches.small.get_or_insert_with(|| Batch::new(0));
+            if self.gather_in_place(&expiration, small) {
+                return self.fire_gathered(&expiration, now, budget, on_expired, small);
+            }
+            if let Some(large) = batches.large() {
+                if self.gather_in_place(&expiration, large) {
+                    return self.fire_gathered(&expiration, now, budget, on_expired, large);
+                }
+            }
         }
+        let taken = self.take_slot(&expiration);
+        self.cascade(taken, expiration.level);
+        0
+    }
+
+    /// Gathers every live timer of slot `expiration`, still on the wheel, into `batch`
+    /// (emptied first) in list order; `false` if they do not all fit. Reads only.
+    #[inline]
+    fn gather_in_place<const N: usize>(
+        &self,
+        expiration: &Expiration,
+        batch: &mut Batch<N>,
+    ) -> bool {
+        debug_assert!(self.lists[DUE].is_empty());
+        batch.restart(expiration.start);
+        let list = expiration.list();
+        if self.in_blocks() {
+            // Its live count tells at once whether it fits.
+            let live = self.nodes.store().cell(self.blocks.live_cell(list));
+            if live as usize > N {
+                return false;
+            }
+        }
+        self.gather_chain(&self.lists[list], batch)
+    }
+
+    /// After [`gather_in_place`](Self::gather_in_place) gathered slot `expiration` into
+    /// `batch`: takes the slot off the wheel, moves `elapsed` to its end, gathers the level's
+    /// next slots while they fit ([`gather_following`](Self::gather_following)) and fires the
+    /// batch, at most `budget` timers. Returns how many fired.
+    fn fire_gathered<const N: usize>(
+        &mut self,
+        expiration: &Expiration,
+        now: Tick,
+        budget: usize,
+        on_expired: &mut impl FnMut(Expired<T>),
+        batch: &mut Batch<N>,
+    ) -> usize {
+        let taken = self.take_slot(expiration);
+        self.drop_gathered(taken);
+        batch.sort_from(0);
+        self.elapsed = expiration.end();
+        self.gather_following(now, expiration.level, budget, batch);
+        self.fire_batch(batch, budget, on_expired)
     }
 
     /// Gathers every timer of `taken` into `batch` in deadline order and moves `elapsed` to the
-    /// slot's end, if `taken` holds at most [`BATCH`](batch::BATCH) timers (so that sorting
-    /// them costs O(log BATCH) per timer) and the slot is at most 2^24 ticks wide; otherwise
+    /// slot's end, if `taken` holds at most `N` timers (so that sorting them costs O(log N) per
+    /// timer) and the slot's deadlines pack into the batch's keys (a slot of level 4 for a
+    /// batch of [`ONE_AT_A_TIME`], of level 3 for a larger one); otherwise
     /// leaves `taken` (and the wheel) as it was and returns `false`. The batch's timers are then
     /// on no list: the caller fires them, or files them on the due list ([`file_on_due`]).
     ///
@@ -657,11 +707,11 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     ///
     /// [`file_on_due`]: Self::file_on_due
     #[inline]
-    fn gather_due_whole(
+    fn gather_due_whole<const N: usize>(
         &mut self,
         taken: &mut Chain,
         slot: &Expiration,
-        batch: &mut Batch,
+        batch: &mut Batch<N>,
     ) -> bool {
         debug_assert!(self.lists[DUE].is_empty());
         batch.restart(slot.start);
@@ -678,7 +728,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// Adds every live timer of `chain` to `batch`, in the chain's order, with its deadline;
     /// `false` if the batch cannot take them all (some may be in it then). Reads only.
     #[inline]
-    fn gather_chain(&self, chain: &Chain, batch: &mut Batch) -> bool {
+    fn gather_chain<const N: usize>(&self, chain: &Chain, batch: &mut Batch<N>) -> bool {
         let cells = &self.nodes.store();
         if !self.in_blocks() {
             return gather_linked(cells, chain.linked(), batch);
@@ -712,11 +762,17 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// batch's. A late poll over a wheel of 10,000 timers meets a thousand slots of about ten
     /// timers each; gathering a dozen into one batch spares each slot a search of the levels,
     /// a call and a fire loop.
-    fn gather_following(&mut self, now: Tick, level: usize, budget: usize, batch: &mut Batch) {
+    fn gather_following<const N: usize>(
+        &mut self,
+        now: Tick,
+        level: usize,
+        budget: usize,
+        batch: &mut Batch<N>,
+    ) {
         // Timers the last slot gathered brought: a next slot that is likely as large and does
         // not fit would be walked for nothing (a wheel of 1,000 timers meets slots of 70).
         let mut last = batch.len();
-        while batch.len() < budget && last <= batch::BATCH - batch.len() {
+        while batch.len() < budget && last <= N - batch.len() {
             let Some(next) = self.levels[level].next_expiration(level, self.elapsed) else {
                 return;
             };
@@ -730,7 +786,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             if self.in_blocks() {
                 // Its live count tells at once whether it fits.
                 let live = self.nodes.store().cell(self.blocks.live_cell(list));
-                if live as usize > batch::BATCH - mark {
+                if live as usize > N - mark {
                     return;
                 }
             }
@@ -749,7 +805,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
 
     /// Files the timers of a gathered `batch` from its `from`th on onto the empty due list, in
     /// the batch's order: those the caller did not fire. Each is due by `elapsed`.
-    fn file_on_due(&mut self, batch: &Batch, from: usize) {
+    fn file_on_due<const N: usize>(&mut self, batch: &Batch<N>, from: usize) {
         if from >= batch.len() {
             return;
         }
@@ -775,9 +831,9 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     ///
     /// Firing straight from the batch spares each timer a trip through the due list (its links
     /// or a cell written, then read back).
-    fn fire_batch(
+    fn fire_batch<const N: usize>(
         &mut self,
-        batch: &Batch,
+        batch: &Batch<N>,
         budget: usize,
         on_expired: &mut impl FnMut(Expired<T>),
     ) -> usize {
@@ -992,22 +1048,28 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// `elapsed <= now`, every timer on it is due (all are due by `elapsed`), so they are handed
     /// out one after another without asking `advance` each time (in the blocks layout that
     /// question cost more than handing the timer out).
+    ///
+    /// `fired` timers have fired already. A slot that falls due whole needs `batches`; with
+    /// none, the expiry goes on in [`expire_late`](Self::expire_late), which has them: this
+    /// frame then stays small, and the per-tick expiry, which never meets such a slot, does not
+    /// pay to set up a frame of several KiB.
     #[inline(never)]
-    fn expire_some(
+    fn expire_some<F: FnMut(Expired<T>)>(
         &mut self,
         now: Tick,
         budget: usize,
-        mut on_expired: impl FnMut(Expired<T>),
+        mut fired: usize,
+        on_expired: &mut F,
+        mut batches: Option<&mut LateBatches>,
     ) -> Sweep {
-        let mut fired = 0;
-        // Made (1 KiB zeroed) at the first slot a late poll gathers, then reused for the rest.
-        let mut batch = None;
         while fired < budget {
             let head = match self.advance_or_gather(now, true) {
                 Advanced::Head(head) => head,
                 Advanced::DueWhole => {
-                    let batch = batch.get_or_insert_with(|| Batch::new(0));
-                    fired += self.fire_due_whole(now, budget - fired, &mut on_expired, batch);
+                    let Some(batches) = batches.as_deref_mut() else {
+                        return self.expire_late(now, budget, fired, on_expired);
+                    };
+                    fired += self.fire_due_whole(now, budget - fired, on_expired, batches);
                     continue;
                 }
                 Advanced::NothingDue => {
@@ -1026,7 +1088,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
                 continue;
             }
             if self.in_blocks() {
-                fired += self.fire_due_blocks(head, budget - fired, &mut on_expired);
+                fired += self.fire_due_blocks(head, budget - fired, on_expired);
             } else {
                 let mut due = self.lists[DUE].linked();
                 while fired < budget {
@@ -1054,6 +1116,21 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             fired,
             more_due: self.has_expired(now),
         }
+    }
+
+    /// [`expire_some`](Self::expire_some) from its first slot that falls due whole on, with
+    /// the batches to sort such slots in: made empty here, each zeroed when first needed
+    /// (the large one only for a slot too big for the small one), and reused for the rest.
+    #[inline(never)]
+    fn expire_late<F: FnMut(Expired<T>)>(
+        &mut self,
+        now: Tick,
+        budget: usize,
+        fired: usize,
+        on_expired: &mut F,
+    ) -> Sweep {
+        let mut batches = LateBatches::new();
+        self.expire_some(now, budget, fired, on_expired, Some(&mut batches))
     }
 
     /// Fires the due list's timers from `head` (its first) on, at most `budget` of them, in the
@@ -1115,7 +1192,11 @@ const ONE_ENDED_CASCADE: usize = 32;
 /// is walked from both ends at once: each step's next node is known only once the last one's
 /// links are read, and two walks keep two of those reads in flight instead of one.
 #[inline(always)]
-fn gather_linked<T>(cells: &Store<'_, T>, list: List, batch: &mut Batch) -> bool {
+fn gather_linked<T, const N: usize>(
+    cells: &Store<'_, T>,
+    list: List,
+    batch: &mut Batch<N>,
+) -> bool {
     let (Some(mut front), Some(mut back)) = (list.head(cells), list.tail()) else {
         return false;
     };
@@ -1139,6 +1220,37 @@ fn gather_linked<T>(cells: &Store<'_, T>, list: List, batch: &mut Batch) -> bool
     true
 }
 
+/// The batches a late poll sorts the slots that fall due whole in, each made when first needed:
+/// one of [`ONE_AT_A_TIME`] timers, and on a 64-bit target one of [`LATE_POLL`] for a slot too
+/// big for it (elsewhere there is no second one, and no stack spent on it).
+struct LateBatches {
+    small: Option<Batch<ONE_AT_A_TIME>>,
+    #[cfg(target_pointer_width = "64")]
+    large: Option<Batch<LATE_POLL>>,
+}
+
+impl LateBatches {
+    const fn new() -> Self {
+        Self {
+            small: None,
+            #[cfg(target_pointer_width = "64")]
+            large: None,
+        }
+    }
+
+    /// The large batch, made now if not yet.
+    #[cfg(target_pointer_width = "64")]
+    fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
+        Some(self.large.get_or_insert_with(|| Batch::new(0)))
+    }
+
+    /// None: a late poll's batch is the small one here.
+    #[cfg(not(target_pointer_width = "64"))]
+    fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
+        None
+    }
+}
+
 /// Where [`TimerWheelOn::advance_or_gather`] stopped.
 enum Advanced {
     /// This timer, due, heads the due list.
@@ -1153,13 +1265,15 @@ enum Advanced {
 
 /// The timers of a gathered batch not yet fired, from `next` on: filed on the due list when
 /// this is dropped, so that none is lost if the expiry callback panics.
-struct BatchRest<'a, T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> {
+struct BatchRest<'a, T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>, const N: usize> {
     wheel: &'a mut TimerWheelOn<T, S, C>,
-    batch: &'a Batch,
+    batch: &'a Batch<N>,
     next: usize,
 }
 
-impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> Drop for BatchRest<'_, T, S, C> {
+impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>, const N: usize> Drop
+    for BatchRest<'_, T, S, C, N>
+{
     fn drop(&mut self) {
         self.wheel.file_on_due(self.batch, self.next);
     }
@@ -1278,7 +1392,8 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
                 more_due: false,
             };
         }
-        self.expire_some(now, budget, on_expired)
+        let mut on_expired = on_expired;
+        self.expire_some(now, budget, 0, &mut on_expired, None)
     }
 
     fn has_expired(&mut self, now: Tick) -> bool {

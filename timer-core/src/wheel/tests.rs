@@ -537,15 +537,28 @@ fn wheel_from_2_pow_19_keeps_its_timers_in_blocks_of_64() {
     }
 }
 
-/// Late polls through slots that go to the due list whole (at most `BATCH` timers, in any order,
-/// with ties) and slots just too large for it, with reschedules and cancels among them, budgets
+/// Late polls through slots that go to the due list whole (at most a batch of timers, in any
+/// order, with ties) and slots just too large for it (both batch sizes), with reschedules and cancels among them, budgets
 /// that stop a poll part way and timers filed behind and just after each poll: everything comes
 /// out in deadline order, equal deadlines in the order last scheduled, nothing early.
 fn late_polls_match_the_model(mut wheel: VecWheel, seed: u64) {
     let mut rng = Rng(seed);
     let mut model = Model::default();
     let mut ids = Vec::new();
-    let sizes = [1, 2, 3, 4, 5, BATCH - 1, BATCH, BATCH + 1, 2 * BATCH];
+    let (small, large) = (ONE_AT_A_TIME, LATE_POLL);
+    let sizes = [
+        1,
+        2,
+        3,
+        4,
+        5,
+        small - 1,
+        small,
+        small + 1,
+        large,
+        large + 1,
+        2 * large,
+    ];
     while ids.len() < 6_000 {
         // A cluster of timers in one stretch of 1 to 4,096 ticks (so in one slot of some level,
         // or two), somewhere in the first 2^24 ticks or near the end of time.
@@ -630,49 +643,89 @@ fn late_polls_through_small_and_large_slots_keep_order_in_blocks() {
     late_polls_match_the_model(blocks_wheel(BLOCKS_CAPACITY), 0x1A7E_0002);
 }
 
+/// Takes every timer due by `now` one at a time, as `pop_expired` hands them out (whole slots
+/// go through the smaller batch on that path).
+fn pop_all(wheel: &mut VecWheel, now: Tick) -> Vec<(Tick, u32)> {
+    core::iter::from_fn(|| wheel.pop_expired(now))
+        .map(|e| (e.deadline, e.value))
+        .collect()
+}
+
 #[test]
 fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
-    // A few timers, a batch and one more: sorted onto the due list whole, and cascaded.
-    for count in [2, 5, BATCH, BATCH + 1] {
-        for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
-            // One level-2 slot [8_192, 12_288): deadlines falling, every one twice.
-            let mut expected = Vec::new();
-            for value in 0..count as u32 {
-                let deadline = 12_000 - Tick::from(value / 2) * 100;
-                wheel.insert(deadline, value).unwrap();
-                expected.push((deadline, value));
+    // A few timers, a batch of either size and one more: sorted onto the due list whole, and
+    // cascaded; by `expire` (the late-poll batch) and by `pop_expired` (the smaller one).
+    let counts = [
+        2,
+        5,
+        ONE_AT_A_TIME,
+        ONE_AT_A_TIME + 1,
+        LATE_POLL,
+        LATE_POLL + 1,
+    ];
+    for count in counts {
+        for one_at_a_time in [false, true] {
+            for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
+                // One level-2 slot [8_192, 12_288): deadlines falling and repeating.
+                let mut expected = Vec::new();
+                for value in 0..count as u32 {
+                    let deadline = 12_000 - Tick::from(value / 2) % 37 * 100;
+                    wheel.insert(deadline, value).unwrap();
+                    expected.push((deadline, value));
+                }
+                expected.sort_by_key(|&(deadline, _)| deadline);
+                let fired = if one_at_a_time {
+                    pop_all(&mut wheel, 20_000)
+                } else {
+                    fire_all(&mut wheel, 20_000)
+                };
+                assert_eq!(
+                    fired, expected,
+                    "{count} timers, one at a time: {one_at_a_time}"
+                );
+                assert!(wheel.is_empty());
             }
-            expected.sort_by_key(|&(deadline, _)| deadline);
-            assert_eq!(fire_all(&mut wheel, 20_000), expected, "{count} timers");
-            assert_eq!(wheel.elapsed(), 20_000);
         }
     }
 }
 
 #[test]
 fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
-    // A level-5 slot [2^30, 2^31): its deadlines' offsets pass what a batch packs, the first
-    // one filed fits, so the batch is refused part way and the slot cascades instead.
-    let base: Tick = 1 << 30;
-    for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
-        for (value, deadline) in [
-            (0, base + 7),
-            (1, base + (1 << 29)),
-            (2, base),
-            (3, base + (1 << 29)),
-        ] {
-            wheel.insert(deadline, value).unwrap();
+    // A level-5 slot [2^30, 2^31) and a level-4 one [2^24, 2^25): their deadlines' offsets pass
+    // what a batch packs (the level-4 slot's only in the late-poll batch of a 64-bit target),
+    // the first one filed fits, so the batch is refused part way and the slot cascades instead.
+    for (base, spread) in [(1 << 30, 1 << 29), (1 << 24, 1 << 23)] {
+        let base: Tick = base;
+        for one_at_a_time in [false, true] {
+            for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
+                for (value, deadline) in [
+                    (0, base + 7),
+                    (1, base + spread),
+                    (2, base),
+                    (3, base + spread),
+                ] {
+                    wheel.insert(deadline, value).unwrap();
+                }
+                let fired = if one_at_a_time {
+                    pop_all(&mut wheel, 2 * base)
+                } else {
+                    fire_all(&mut wheel, 2 * base)
+                };
+                assert_eq!(
+                    fired,
+                    [
+                        (base, 2),
+                        (base + 7, 0),
+                        (base + spread, 1),
+                        (base + spread, 3)
+                    ],
+                    "slot at {base}, one at a time: {one_at_a_time}"
+                );
+                if !one_at_a_time {
+                    assert_eq!(wheel.elapsed(), 2 * base);
+                }
+            }
         }
-        assert_eq!(
-            fire_all(&mut wheel, 1 << 31),
-            [
-                (base, 2),
-                (base + 7, 0),
-                (base + (1 << 29), 1),
-                (base + (1 << 29), 3)
-            ]
-        );
-        assert_eq!(wheel.elapsed(), 1 << 31);
     }
 }
 
