@@ -10,19 +10,59 @@ use crate::Tick;
 /// (2 KiB with the sort's scratch) for a board's stack.
 pub(super) const ONE_AT_A_TIME: usize = 128;
 
-/// The most timers a slot may hold to be sorted whole in an expiry that fires many
-/// (`expire`): on a 64-bit target, a whole top slot of a wheel of 10,000 timers spread over an
-/// hour of milliseconds (about 720), which then skips a cascade through the level below. That
-/// batch takes 16 KiB of stack, which a host thread has; a microcontroller's stack has a few
-/// KiB, so elsewhere it is [`ONE_AT_A_TIME`].
-#[cfg(target_pointer_width = "64")]
-pub(super) const LATE_POLL: usize = 1024;
-/// See the 64-bit definition.
-#[cfg(not(target_pointer_width = "64"))]
+/// The most timers a slot may hold to be sorted whole in an expiry that fires many (`expire`),
+/// on a 64-bit target with an operating system: a whole slot of level 3 of a wheel of 10,000
+/// timers spread over an hour of milliseconds (about 720 timers), or of level 2 at a million
+/// (about 1,100), which then skip a cascade through the level below. Made only for a slot too
+/// big for [`ONE_AT_A_TIME`], it takes 32 KiB of stack (keys and scratch), which a thread of
+/// such a system has (hundreds of KiB at least). A bare-metal target's stack may be a few KiB,
+/// so there a late poll's batch is the small one.
+#[cfg(all(target_pointer_width = "64", not(target_os = "none")))]
+pub(super) const LATE_POLL: usize = 2048;
+/// See the hosted 64-bit definition.
+#[cfg(not(all(target_pointer_width = "64", not(target_os = "none"))))]
 pub(super) const LATE_POLL: usize = ONE_AT_A_TIME;
 
+/// The batches a late poll sorts the slots that fall due whole in, each made (zeroed) when
+/// first needed and reused for the rest of the poll: one of [`ONE_AT_A_TIME`] timers, and on a
+/// hosted 64-bit target one of [`LATE_POLL`] for a slot too big for it (elsewhere there is no
+/// second one, and no stack spent on it). Two sizes, because a late poll that meets only slots
+/// of a few timers, the common case, then never zeroes the large one.
+pub(super) struct LateBatches {
+    small: Option<Batch<ONE_AT_A_TIME>>,
+    #[cfg(all(target_pointer_width = "64", not(target_os = "none")))]
+    large: Option<Batch<LATE_POLL>>,
+}
+
+impl LateBatches {
+    pub(super) const fn new() -> Self {
+        Self {
+            small: None,
+            #[cfg(all(target_pointer_width = "64", not(target_os = "none")))]
+            large: None,
+        }
+    }
+
+    /// The small batch, made now if not yet.
+    pub(super) fn small(&mut self) -> &mut Batch<ONE_AT_A_TIME> {
+        self.small.get_or_insert_with(|| Batch::new(0))
+    }
+
+    /// The large batch, made now if not yet.
+    #[cfg(all(target_pointer_width = "64", not(target_os = "none")))]
+    pub(super) fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
+        Some(self.large.get_or_insert_with(|| Batch::new(0)))
+    }
+
+    /// None: a late poll's batch is the small one here.
+    #[cfg(not(all(target_pointer_width = "64", not(target_os = "none"))))]
+    pub(super) fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
+        None
+    }
+}
+
 // A whole slot of level 4 (2^24 ticks) packs into a batch of `ONE_AT_A_TIME`, one of level 3
-// (2^18), where a wheel of 10,000 timers over an hour has its timers, into a late poll's.
+// (2^18) into a late poll's.
 const _: () = assert!(Batch::<ONE_AT_A_TIME>::OFFSET_BITS >= 24);
 const _: () = assert!(Batch::<LATE_POLL>::OFFSET_BITS >= 18);
 
@@ -260,7 +300,7 @@ mod tests {
 
     /// Both batch sizes, on every target: the one-at-a-time size and a 64-bit late poll's.
     const SMALL: usize = ONE_AT_A_TIME;
-    const LARGE: usize = 1024;
+    const LARGE: usize = 2048;
 
     // The late-poll batch is one of the two sizes tested here.
     const _: () = assert!(LATE_POLL == SMALL || LATE_POLL == LARGE);

@@ -12,7 +12,9 @@ use crate::arena::{self, Arena};
 use crate::list::{Links, List};
 use crate::{Expired, Full, StaleTimer, Storage, Sweep, Tick, TimerId, TimerQueue};
 use back_half::BackHalf;
-use batch::{Batch, LATE_POLL, ONE_AT_A_TIME};
+#[cfg(test)]
+use batch::LATE_POLL;
+use batch::{Batch, LateBatches, ONE_AT_A_TIME};
 use chain::{Blocks, Cells, CellsMut, Chain, MAX_BLOCK, MAX_TIMERS};
 use level::{level_for, same_slot, slot_for, slot_start, Expiration, Level, DUE, LISTS};
 pub use level::{LEVELS, SLOTS};
@@ -46,10 +48,10 @@ pub type TimerWheel<T, const N: usize> = TimerWheelOn<T, [WheelSlot<T>; N], [Whe
 /// most 10 times in its life, usually 0–3. The next slot is found from the bitmaps with
 /// `rotate_right` and `trailing_zeros`, so an expiry after a long pause costs work proportional
 /// to the timers and occupied slots it meets, never to the ticks that passed. A slot that
-/// falls due whole in such an expiry (it ends by `now`) and holds at most 1,024 timers (on a
-/// 64-bit target; 128 elsewhere, and in `pop_expired`) is not cascaded: its timers are sorted
-/// on the stack and fired from there (those a budget leaves go on the due list), together with
-/// those of the level's next slots while they fit.
+/// falls due whole in such an expiry (it ends by `now`) and holds at most 2,048 timers (on a
+/// 64-bit target with an operating system; 128 on bare metal, and in `pop_expired`) is not
+/// cascaded: its timers are sorted on the stack and fired from there (those a budget leaves go
+/// on the due list), together with those of the level's next slots while they fit.
 ///
 /// **Blocks.** Each slot keeps its timers in a chain of blocks of handle numbers, carved from
 /// the two cells every [`WheelCells`] lends (blocks of 4 to 64 cells, the more the larger the
@@ -615,12 +617,9 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// [`file_due_whole`](Self::file_due_whole) for an expiry up to `now` that fires what it
     /// gathers, once [`advance_or_gather`](Self::advance_or_gather) found that the earliest
     /// occupied slot falls due whole: fires the slot's timers straight from a sorted batch, at
-    /// most `budget` of them (the rest go on the due list). The batch is `small` if the slot's
-    /// timers fit it, else `large` (made now if not yet), else the slot is cascaded. Returns
-    /// how many fired.
-    ///
-    /// Two sizes, because a batch is zeroed when made: a late poll that meets only slots of a
-    /// few timers, the common case, never pays for zeroing the large one.
+    /// most `budget` of them (the rest go on the due list). The batch is the small one of
+    /// `batches` if the slot's timers fit it, else the large one where there is one, else the
+    /// slot is cascaded. Returns how many fired.
     #[inline(never)]
     fn fire_due_whole(
         &mut self,
@@ -637,7 +636,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         let due_whole = expiration.level > 0 && expiration.end() <= now;
         debug_assert!(due_whole, "timer-core: the slot found due whole is not");
         if due_whole {
-            let small = batches.small.get_or_insert_with(|| Batch::new(0));
+            let small = batches.small();
             if self.gather_in_place(&expiration, small) {
                 return self.fire_gathered(&expiration, now, budget, on_expired, small);
             }
@@ -1218,37 +1217,6 @@ fn gather_linked<T, const N: usize>(
     }
     batch.join_ends();
     true
-}
-
-/// The batches a late poll sorts the slots that fall due whole in, each made when first needed:
-/// one of [`ONE_AT_A_TIME`] timers, and on a 64-bit target one of [`LATE_POLL`] for a slot too
-/// big for it (elsewhere there is no second one, and no stack spent on it).
-struct LateBatches {
-    small: Option<Batch<ONE_AT_A_TIME>>,
-    #[cfg(target_pointer_width = "64")]
-    large: Option<Batch<LATE_POLL>>,
-}
-
-impl LateBatches {
-    const fn new() -> Self {
-        Self {
-            small: None,
-            #[cfg(target_pointer_width = "64")]
-            large: None,
-        }
-    }
-
-    /// The large batch, made now if not yet.
-    #[cfg(target_pointer_width = "64")]
-    fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
-        Some(self.large.get_or_insert_with(|| Batch::new(0)))
-    }
-
-    /// None: a late poll's batch is the small one here.
-    #[cfg(not(target_pointer_width = "64"))]
-    fn large(&mut self) -> Option<&mut Batch<LATE_POLL>> {
-        None
-    }
 }
 
 /// Where [`TimerWheelOn::advance_or_gather`] stopped.
