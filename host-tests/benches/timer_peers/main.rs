@@ -18,7 +18,7 @@
 //!   peer); and two that run only when named: `blocks`, an experiment (`block_wheel.rs`), and
 //!   `wheelblocks`, our wheel keeping its timers in blocks below 2^19 as well, which shows why
 //!   it does not;
-//! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 5 for n <= 100,000, 3 above);
+//! - `TIMER_BENCH_REPS=3`: repetitions per cell (default 21 for n <= 10,000, 5 up to 100,000, 3 above);
 //! - `TIMER_BENCH_MEMORY=0`: skip the memory table.
 //!
 //! Started without `--bench` (as `cargo test --benches` does) it makes one quick pass at n = 1,000
