@@ -123,7 +123,7 @@ impl<const N: usize> Batch<N> {
     /// Bits of a key that hold the timer's place in the order it was added.
     const PLACE_BITS: u32 = N.next_power_of_two().trailing_zeros();
     /// Bits of a key that hold the deadline's offset from the slot's start: every slot up to
-    /// level 4 (2^24 ticks wide) fits a batch of 128, up to level 3 (2^18) one of 1,024.
+    /// level 4 (2^24 ticks wide) fits a batch of 128, up to level 3 (2^18) one of 2,048.
     pub(super) const OFFSET_BITS: u32 = Tick::BITS - u32::BITS - Self::PLACE_BITS;
     /// Where a key's offset starts.
     const OFFSET_SHIFT: u32 = u32::BITS + Self::PLACE_BITS;
@@ -357,7 +357,7 @@ mod tests {
         // a spread of larger ones.
         let lens = (1..=40)
             .chain(250..=260)
-            .chain([511, 512, 700, 720, 1000, 1023, 1024]);
+            .chain([511, 512, 700, 720, 1023, 1024, 1100, 1500, 2047, 2048]);
         for len in lens {
             for bits in [0, 1, 6, 7, 12, 13, 18, 19, Batch::<LARGE>::OFFSET_BITS] {
                 check_sort::<LARGE>(&mut rng, len, bits);

@@ -690,36 +690,39 @@ fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
 }
 
 #[test]
-fn late_poll_cascades_a_small_slot_too_wide_to_sort_whole() {
-    // A level-5 slot [2^30, 2^31) and a level-4 one [2^24, 2^25): their deadlines' offsets pass
-    // what a batch packs (the level-4 slot's only in the late-poll batch of a 64-bit target),
-    // the first one filed fits, so the batch is refused part way and the slot cascades instead.
-    for (base, spread) in [(1 << 30, 1 << 29), (1 << 24, 1 << 23)] {
+fn late_poll_cascades_a_slot_no_batch_packs() {
+    // A level-5 slot [2^30, 2^31) of 4 timers, whose offsets pass what either batch packs; and
+    // a level-4 slot [2^24, 2^25), whose offsets (up to 2^23) pack into the small batch but not
+    // the large one: with 4 timers it is sorted in the small one, with 200 (too many for the
+    // small one) it cascades. In each, the first timer filed fits, so a batch is refused part
+    // way. Everything fires in deadline order, ties in the order filed.
+    for (base, spread, count) in [
+        (1 << 30, 1 << 29, 4),
+        (1 << 24, 1 << 23, 4),
+        (1 << 24, 1 << 23, 200),
+    ] {
         let base: Tick = base;
         for one_at_a_time in [false, true] {
             for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
-                for (value, deadline) in [
-                    (0, base + 7),
-                    (1, base + spread),
-                    (2, base),
-                    (3, base + spread),
-                ] {
+                let mut expected = Vec::new();
+                for value in 0..count {
+                    let deadline = match value % 4 {
+                        0 => base + 7 + Tick::from(value),
+                        1 | 3 => base + spread,
+                        _ => base + Tick::from(value),
+                    };
                     wheel.insert(deadline, value).unwrap();
+                    expected.push((deadline, value));
                 }
+                expected.sort_by_key(|&(deadline, _)| deadline);
                 let fired = if one_at_a_time {
                     pop_all(&mut wheel, 2 * base)
                 } else {
                     fire_all(&mut wheel, 2 * base)
                 };
                 assert_eq!(
-                    fired,
-                    [
-                        (base, 2),
-                        (base + 7, 0),
-                        (base + spread, 1),
-                        (base + spread, 3)
-                    ],
-                    "slot at {base}, one at a time: {one_at_a_time}"
+                    fired, expected,
+                    "{count} timers in the slot at {base}, one at a time: {one_at_a_time}"
                 );
                 if !one_at_a_time {
                     assert_eq!(wheel.elapsed(), 2 * base);
