@@ -759,30 +759,37 @@ fn blocks_next_deadline_skips_a_slot_whose_timers_all_left() {
 #[test]
 fn late_poll_whose_callback_panics_keeps_the_rest_of_the_slot_pending_in_order() {
     // A late poll fires a slot that falls due whole straight from its sorted batch: a panic in
-    // the callback part way must leave the timers not yet handed out pending, in order.
-    for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
-        // One level-2 slot [8_192, 12_288): value v due at 12_000 - 100 v.
-        for value in 0..10 {
-            wheel
-                .insert(12_000 - Tick::from(value) * 100, value)
-                .unwrap();
+    // the callback part way must leave the timers not yet handed out pending, in order. With
+    // 10 timers the slot fits the small batch, with 500 only the large one (on a 64-bit host).
+    for count in [10, 500] {
+        for mut wheel in [vec_wheel(8_192), blocks_wheel(BLOCKS_CAPACITY)] {
+            // One level-2 slot [8_192, 12_288), deadlines falling and repeating.
+            let mut expected = Vec::new();
+            for value in 0..count {
+                let deadline = 12_000 - Tick::from(value % 37) * 100;
+                wheel.insert(deadline, value).unwrap();
+                expected.push((deadline, value));
+            }
+            expected.sort_by_key(|&(deadline, _)| deadline);
+            let order: Vec<u32> = expected.iter().map(|&(_, value)| value).collect();
+            let fails_at = order.len() * 2 / 5;
+            let mut fired = Vec::new();
+            let poll = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = wheel.expire(20_000, usize::MAX, |e| {
+                    fired.push(e.value);
+                    assert_ne!(fired.len(), fails_at + 1, "the callback fails");
+                });
+            }));
+            assert!(poll.is_err());
+            assert_eq!(fired, order[..=fails_at], "{count} timers");
+            assert_eq!(wheel.len(), order.len() - fails_at - 1);
+            let rest: Vec<u32> = fire_all(&mut wheel, 20_000)
+                .into_iter()
+                .map(|(_, value)| value)
+                .collect();
+            assert_eq!(rest, order[fails_at + 1..], "{count} timers");
+            assert!(wheel.is_empty());
         }
-        let mut fired = Vec::new();
-        let poll = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = wheel.expire(20_000, usize::MAX, |e| {
-                fired.push(e.value);
-                assert_ne!(e.value, 6, "the callback fails");
-            });
-        }));
-        assert!(poll.is_err());
-        assert_eq!(fired, [9, 8, 7, 6]);
-        assert_eq!(wheel.len(), 6);
-        let rest: Vec<u32> = fire_all(&mut wheel, 20_000)
-            .into_iter()
-            .map(|(_, value)| value)
-            .collect();
-        assert_eq!(rest, [5, 4, 3, 2, 1, 0]);
-        assert!(wheel.is_empty());
     }
 }
 
