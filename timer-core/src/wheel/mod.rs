@@ -493,16 +493,17 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// deadline keep theirs). A slot that ends by `now` and holds few timers goes to the due
     /// list whole instead, sorted.
     fn process(&mut self, expiration: Expiration, now: Tick) {
-        let taken = self.take_slot(&expiration);
         if expiration.level == 0 && self.lists[DUE].is_empty() {
             // Every timer in a level-0 slot is due exactly at its start, in order.
+            let taken = self.take_slot(&expiration);
             self.due_gains();
             self.lists[DUE] = taken;
             return;
         }
         if expiration.end() <= now {
-            self.file_due_whole(taken, &expiration);
+            self.file_due_whole(&expiration);
         } else {
+            let taken = self.take_slot(&expiration);
             self.cascade(taken, expiration.level);
         }
     }
@@ -602,14 +603,16 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         }
     }
 
-    /// Files the timers of `taken`, slot `expiration` that ends by now, on the due list in
-    /// deadline order if they fit a [`Batch`], else cascades them.
+    /// Files the timers of slot `expiration`, which ends by now, on the due list in deadline
+    /// order if they fit a [`Batch`], else cascades them.
     #[inline(never)]
-    fn file_due_whole(&mut self, mut taken: Chain, expiration: &Expiration) {
+    fn file_due_whole(&mut self, expiration: &Expiration) {
         let mut batch = Batch::<ONE_AT_A_TIME>::new(expiration.start);
-        if self.gather_due_whole(&mut taken, expiration, &mut batch) {
+        if self.gather_in_place(expiration, &mut batch) {
+            self.take_gathered(expiration, &mut batch);
             self.file_on_due(&batch, 0);
         } else {
+            let taken = self.take_slot(expiration);
             self.cascade(taken, expiration.level);
         }
     }
@@ -651,8 +654,16 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         0
     }
 
-    /// Gathers every live timer of slot `expiration`, still on the wheel, into `batch`
-    /// (emptied first) in list order; `false` if they do not all fit. Reads only.
+    /// Gathers every live timer of slot `expiration`, the earliest occupied one and still on
+    /// the wheel, into `batch` (emptied first) in list order, if it holds at most `N` timers
+    /// (so that sorting them costs O(log N) per timer) and their deadlines pack into the
+    /// batch's keys (a slot of level 4 for a batch of [`ONE_AT_A_TIME`], of level 3 for a
+    /// larger one); `false` otherwise. Reads only: the wheel is as it was either way.
+    ///
+    /// With the due list empty, every timer due by the slot's end is in it, so with them
+    /// gathered ([`take_gathered`](Self::take_gathered)) the wheel has processed up to that end.
+    /// A late poll meets such slots below the level its timers were filed on; sorting a few
+    /// timers here costs less than cascading each through the finer levels, one slot at a time.
     #[inline]
     fn gather_in_place<const N: usize>(
         &self,
@@ -661,11 +672,17 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     ) -> bool {
         debug_assert!(self.lists[DUE].is_empty());
         batch.restart(expiration.start);
-        let list = expiration.list();
+        self.gather_list(expiration.list(), batch)
+    }
+
+    /// Adds every live timer of list `list`, still on the wheel, to `batch` after those it
+    /// holds; `false` if the batch cannot take them all (some may be in it then). In the blocks
+    /// layout the list's live count refuses one that is too large before it is walked.
+    #[inline]
+    fn gather_list<const N: usize>(&self, list: usize, batch: &mut Batch<N>) -> bool {
         if self.in_blocks() {
-            // Its live count tells at once whether it fits.
             let live = self.nodes.store().cell(self.blocks.live_cell(list));
-            if live as usize > N {
+            if live as usize > N - batch.len() {
                 return false;
             }
         }
@@ -673,9 +690,21 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     }
 
     /// After [`gather_in_place`](Self::gather_in_place) gathered slot `expiration` into
-    /// `batch`: takes the slot off the wheel, moves `elapsed` to its end, gathers the level's
-    /// next slots while they fit ([`gather_following`](Self::gather_following)) and fires the
-    /// batch, at most `budget` timers. Returns how many fired.
+    /// `batch`: takes the slot off the wheel (its timers are on no list now: the caller fires
+    /// them, or files them on the due list with [`file_on_due`](Self::file_on_due)), sorts them
+    /// and moves `elapsed` to the slot's end.
+    #[inline]
+    fn take_gathered<const N: usize>(&mut self, expiration: &Expiration, batch: &mut Batch<N>) {
+        let taken = self.take_slot(expiration);
+        self.drop_gathered(taken);
+        batch.sort_from(0);
+        self.elapsed = expiration.end();
+    }
+
+    /// After [`gather_in_place`](Self::gather_in_place) gathered slot `expiration` into
+    /// `batch`: takes it ([`take_gathered`](Self::take_gathered)), gathers the level's next
+    /// slots while they fit ([`gather_following`](Self::gather_following)) and fires the batch,
+    /// at most `budget` timers. Returns how many fired.
     fn fire_gathered<const N: usize>(
         &mut self,
         expiration: &Expiration,
@@ -684,44 +713,9 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         on_expired: &mut impl FnMut(Expired<T>),
         batch: &mut Batch<N>,
     ) -> usize {
-        let taken = self.take_slot(expiration);
-        self.drop_gathered(taken);
-        batch.sort_from(0);
-        self.elapsed = expiration.end();
+        self.take_gathered(expiration, batch);
         self.gather_following(now, expiration.level, budget, batch);
         self.fire_batch(batch, budget, on_expired)
-    }
-
-    /// Gathers every timer of `taken` into `batch` in deadline order and moves `elapsed` to the
-    /// slot's end, if `taken` holds at most `N` timers (so that sorting them costs O(log N) per
-    /// timer) and the slot's deadlines pack into the batch's keys (a slot of level 4 for a
-    /// batch of [`ONE_AT_A_TIME`], of level 3 for a larger one); otherwise
-    /// leaves `taken` (and the wheel) as it was and returns `false`. The batch's timers are then
-    /// on no list: the caller fires them, or files them on the due list ([`file_on_due`]).
-    ///
-    /// `taken` is the earliest occupied slot, `slot`, and the due list is empty: every timer
-    /// due by its end is in it, so with them gathered the wheel has processed up to that end.
-    /// A late poll meets such slots below the level its timers were filed on; sorting a few
-    /// timers here costs less than cascading each through the finer levels, one slot at a time.
-    ///
-    /// [`file_on_due`]: Self::file_on_due
-    #[inline]
-    fn gather_due_whole<const N: usize>(
-        &mut self,
-        taken: &mut Chain,
-        slot: &Expiration,
-        batch: &mut Batch<N>,
-    ) -> bool {
-        debug_assert!(self.lists[DUE].is_empty());
-        batch.restart(slot.start);
-        if !self.gather_chain(taken, batch) {
-            // Too many timers, or a slot too wide to pack: nothing has changed yet.
-            return false;
-        }
-        self.drop_gathered(taken.take());
-        batch.sort_from(0);
-        self.elapsed = slot.end();
-        true
     }
 
     /// Adds every live timer of `chain` to `batch`, in the chain's order, with its deadline;
@@ -752,7 +746,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         }
     }
 
-    /// After [`gather_due_whole`](Self::gather_due_whole) took a level-`level` slot: gathers
+    /// After [`take_gathered`](Self::take_gathered) took a level-`level` slot: gathers
     /// the level's next occupied slots into `batch` too, one after another, while each falls
     /// due whole by `now` and fits, and the batch holds fewer than `budget` timers.
     ///
@@ -780,16 +774,8 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             if next.start <= self.elapsed || next.end() > now || !batch.reaches(next.end()) {
                 return;
             }
-            let list = next.list();
             let mark = batch.len();
-            if self.in_blocks() {
-                // Its live count tells at once whether it fits.
-                let live = self.nodes.store().cell(self.blocks.live_cell(list));
-                if live as usize > N - mark {
-                    return;
-                }
-            }
-            if !self.gather_chain(&self.lists[list], batch) {
+            if !self.gather_list(next.list(), batch) {
                 // Too many: the slot stays on the wheel as it was.
                 batch.truncate(mark);
                 return;
@@ -1350,7 +1336,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
 
     /// As [`TimerQueue::expire`]; a poll that finds nothing due returns without a call.
     #[inline]
-    fn expire(&mut self, now: Tick, budget: usize, on_expired: impl FnMut(Expired<T>)) -> Sweep
+    fn expire(&mut self, now: Tick, budget: usize, mut on_expired: impl FnMut(Expired<T>)) -> Sweep
     where
         Self: Sized,
     {
@@ -1360,7 +1346,6 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
                 more_due: false,
             };
         }
-        let mut on_expired = on_expired;
         self.expire_some(now, budget, 0, &mut on_expired, None)
     }
 
