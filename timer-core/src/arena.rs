@@ -132,6 +132,19 @@ impl<C: Cell, S: Storage<C>> Arena<C, S> {
         self.free_head == NIL && self.unused_from as usize >= self.capacity()
     }
 
+    /// The slot the next [`allocate`](Self::allocate) will take, if any: for a caller that
+    /// files the timer first and then builds its node, once, knowing where it was filed.
+    #[inline]
+    pub(crate) fn next_index(&self) -> Option<u32> {
+        if self.free_head != NIL {
+            Some(self.free_head)
+        } else if (self.unused_from as usize) < self.capacity() {
+            Some(self.unused_from + 1)
+        } else {
+            None
+        }
+    }
+
     /// Stores a node built from `value` and the slot's next generation, or hands `value` back.
     pub(crate) fn allocate<V>(
         &mut self,
@@ -168,21 +181,33 @@ impl<C: Cell, S: Storage<C>> Arena<C, S> {
         Ok(TimerId::new(index, generation))
     }
 
-    /// Frees the slot at `index` and returns its occupant.
-    #[inline]
-    pub(crate) fn release(&mut self, index: u32) -> Option<C::Node> {
-        self.release_with_id(index).map(|(_, node)| node)
-    }
-
     /// Frees the slot at `index` and returns the handle it had and its occupant: one look at the
     /// slot, for the paths that hand timers out.
     #[inline]
     pub(crate) fn release_with_id(&mut self, index: u32) -> Option<(TimerId, C::Node)> {
+        self.release_if(index, |_| true)
+    }
+
+    /// Frees the slot `id` names and returns its occupant, if `id` is live: one look at the
+    /// slot, for a cancel.
+    #[inline]
+    pub(crate) fn release_live(&mut self, id: TimerId) -> Option<C::Node> {
+        self.release_if(id.slot(), |generation| generation == id.generation())
+            .map(|(_, node)| node)
+    }
+
+    /// Frees the slot at `index` if it is occupied and `wanted` accepts its generation.
+    #[inline]
+    fn release_if(
+        &mut self,
+        index: u32,
+        wanted: impl FnOnce(u32) -> bool,
+    ) -> Option<(TimerId, C::Node)> {
         let free_head = self.free_head;
         let slot = self.slot_mut(index)?;
         let generation = match slot {
-            Slot::Occupied(node) => node.generation().get(),
-            Slot::Vacant { .. } => return None,
+            Slot::Occupied(node) if wanted(node.generation().get()) => node.generation().get(),
+            _ => return None,
         };
         let retire = generation == u32::MAX;
         let old = core::mem::replace(
@@ -299,7 +324,10 @@ mod tests {
     fn released_slot_is_reused_with_new_generation() {
         let mut arena: Arena<PlainCell, [PlainCell; 1]> = Arena::new();
         let first = arena.allocate(1, build).unwrap();
-        assert_eq!(arena.release(first.slot()).map(|n| n.value), Some(1));
+        assert_eq!(
+            arena.release_with_id(first.slot()).map(|(_, n)| n.value),
+            Some(1)
+        );
         let second = arena.allocate(2, build).unwrap();
         assert_eq!(first.index(), second.index());
         assert_ne!(first.generation(), second.generation());
@@ -318,7 +346,7 @@ mod tests {
         arena.free_head = 1;
         let id = arena.allocate(7, build).unwrap();
         assert_eq!(id.generation(), u32::MAX);
-        assert!(arena.release(id.slot()).is_some());
+        assert!(arena.release_with_id(id.slot()).is_some());
         // The slot is retired: the arena is now full for good, and the old handle stays stale.
         assert!(arena.is_full());
         assert_eq!(arena.allocate(8, build).err(), Some(8));
@@ -326,10 +354,27 @@ mod tests {
     }
 
     #[test]
+    fn release_live_frees_only_the_handle_that_names_the_occupant() {
+        let mut arena: Arena<PlainCell, [PlainCell; 2]> = Arena::new();
+        let first = arena.allocate(1, build).unwrap();
+        let kept = arena.allocate(2, build).unwrap();
+        assert_eq!(arena.release_live(first).map(|n| n.value), Some(1));
+        // Stale now, and stale still once its slot holds another timer: nothing is freed.
+        assert!(arena.release_live(first).is_none());
+        let second = arena.allocate(3, build).unwrap();
+        assert_eq!(second.index(), first.index());
+        assert!(arena.release_live(first).is_none());
+        assert_eq!(arena.len(), 2);
+        assert_eq!(arena.release_live(second).map(|n| n.value), Some(3));
+        assert_eq!(arena.release_live(kept).map(|n| n.value), Some(2));
+        assert_eq!(arena.len(), 0);
+    }
+
+    #[test]
     fn release_of_vacant_slot_is_none() {
         let mut arena: Arena<PlainCell, [PlainCell; 1]> = Arena::new();
-        assert!(arena.release(0).is_none());
-        assert!(arena.release(5).is_none());
+        assert!(arena.release_with_id(0).is_none());
+        assert!(arena.release_with_id(5).is_none());
         assert_eq!(arena.len(), 0);
     }
 

@@ -34,6 +34,14 @@ pub(super) trait Cells {
     fn cell(&self, at: u32) -> u32;
     /// Whether the cell at `at`, holding `value`, is the one its timer is filed by.
     fn is_live(&self, value: u32, at: u32) -> bool;
+    /// Which cells of `from..end` are live, bit `i` for the cell at `from + i`: at most 64
+    /// cells, all in one block. Asked of all of them before any moves, so that the handle
+    /// loads, independent of one another, overlap their misses.
+    fn live_mask(&self, from: u32, end: u32) -> u64 {
+        (from..end).rev().fold(0, |live, at| {
+            live << 1 | u64::from(self.is_live(self.cell(at), at))
+        })
+    }
 }
 
 /// What a chain changes in the storage.
@@ -41,6 +49,12 @@ pub(super) trait CellsMut: Cells {
     fn set_cell(&mut self, at: u32, value: u32);
     /// The live cell holding `value` moved to `to`.
     fn relocate(&mut self, value: u32, to: u32);
+    /// Moves the live cell at `from` to `to`, and tells its timer.
+    fn move_cell(&mut self, from: u32, to: u32) {
+        let value = self.cell(from);
+        self.set_cell(to, value);
+        self.relocate(value, to);
+    }
 }
 
 /// The capacity from which a wheel keeps its timers in blocks. Below it, a wheel's timers fit
@@ -260,13 +274,13 @@ impl Blocks {
 
     /// The first cell after the link cell of block `block`.
     #[inline]
-    fn data(&self, block: u32) -> u32 {
+    pub(super) fn data(&self, block: u32) -> u32 {
         self.first(block) + 1
     }
 
     /// The position just past block `block`.
     #[inline]
-    fn past(&self, block: u32) -> u32 {
+    pub(super) fn past(&self, block: u32) -> u32 {
         self.first(block) + self.block_len()
     }
 }
@@ -549,24 +563,17 @@ impl Chain {
             } else {
                 blocks.past(read_block)
             };
-            // Which cells of this block are live, asked of all of them before any moves: the
-            // handle loads are independent, so their misses overlap.
-            let mut live = 0u64;
-            for (bit, from) in (read_from..end).enumerate() {
-                live |= u64::from(cells.is_live(cells.cell(from), from)) << bit;
-            }
+            let mut live = cells.live_mask(read_from, end);
             while live != 0 {
                 let from = read_from + live.trailing_zeros();
                 live &= live - 1;
-                let value = cells.cell(from);
                 if write & (block_len - 1) == 0 {
                     // `write` is just past `write_block`: on to the block its link names.
                     write_block = cells.cell(blocks.first(write_block));
                     write = blocks.data(write_block);
                 }
                 if write != from {
-                    cells.set_cell(write, value);
-                    cells.relocate(value, write);
+                    cells.move_cell(from, write);
                 }
                 write += 1;
                 kept = true;

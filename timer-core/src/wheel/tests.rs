@@ -829,3 +829,66 @@ fn late_poll_gathers_the_next_slots_of_a_level_but_none_that_ends_after_now() {
         }
     }
 }
+
+/// A wheel of 2^19 timers (blocks of 64 cells, the largest) with one chain of several blocks,
+/// about a third of its cells stale: every third timer cancelled, every fifth moved to the back.
+/// Returns the wheel and the order its timers must fire in.
+fn one_chain_of_64_cell_blocks() -> (VecWheel, Vec<(Tick, u32)>) {
+    let mut wheel = vec_wheel(1 << 19);
+    let ids: Vec<TimerId> = (0..300)
+        .map(|value| wheel.insert(5_000, value).unwrap())
+        .collect();
+    assert_eq!(wheel.blocks.block_len(), 64);
+    let mut moved = Vec::new();
+    for (value, &id) in (0u32..).zip(&ids) {
+        if value % 3 == 0 {
+            assert_eq!(wheel.cancel(id), Ok(value));
+        } else if value % 5 == 0 {
+            wheel.reschedule(id, 5_000).unwrap();
+            moved.push(value);
+        }
+    }
+    let stays = (0..300).filter(|value| value % 3 != 0 && value % 5 != 0);
+    let order = stays.chain(moved).map(|value| (5_000, value)).collect();
+    (wheel, order)
+}
+
+/// Compaction's shortcut through a block (`live_mask`, which reads cells two by two) agrees with
+/// asking each cell, for every range inside each block of a chain of 64-cell blocks.
+#[test]
+fn live_mask_matches_each_cells_liveness_in_64_cell_blocks() {
+    let (wheel, _) = one_chain_of_64_cell_blocks();
+    let (store, blocks) = (wheel.nodes.store(), &wheel.blocks);
+    let mut live_cells = 0;
+    for block in 1..=8 {
+        let (data, past) = (blocks.data(block), blocks.past(block));
+        for from in data..past {
+            for end in from..=past {
+                let expected = (from..end)
+                    .filter(|&at| store.is_live(store.cell(at), at))
+                    .fold(0u64, |mask, at| mask | 1 << (at - from));
+                assert_eq!(
+                    store.live_mask(from, end),
+                    expected,
+                    "block {block}, {from}..{end}"
+                );
+            }
+        }
+        live_cells += store.live_mask(data, past).count_ones();
+    }
+    // 300 timers, a third cancelled: 200 live cells, 40 of them the moved timers' new ones.
+    assert_eq!(live_cells, 200);
+}
+
+/// Compaction in blocks of 64 cells keeps every live timer, in order: those that stayed, then
+/// those moved to the back.
+#[test]
+fn compaction_in_64_cell_blocks_keeps_the_live_timers_in_order() {
+    let (mut wheel, order) = one_chain_of_64_cell_blocks();
+    let free_before = wheel.blocks.available();
+    wheel.compact();
+    // 340 cells (300 filed, 40 moved) took 6 blocks of 63 timers; the 200 live ones take 4.
+    assert_eq!(wheel.blocks.available(), free_before + 2);
+    assert_eq!(fire_all(&mut wheel, 5_000), order);
+    assert!(wheel.is_empty());
+}
