@@ -38,10 +38,15 @@ pub(super) trait Cells {
     /// cells, all in one block. Asked of all of them before any moves, so that the handle
     /// loads, independent of one another, overlap their misses.
     fn live_mask(&self, from: u32, end: u32) -> u64 {
-        (from..end).rev().fold(0, |live, at| {
-            live << 1 | u64::from(self.is_live(self.cell(at), at))
-        })
+        live_mask_cell_by_cell(self, from, end)
     }
+}
+
+/// [`Cells::live_mask`] asked of each cell in turn.
+pub(super) fn live_mask_cell_by_cell(cells: &(impl Cells + ?Sized), from: u32, end: u32) -> u64 {
+    (from..end).rev().fold(0, |live, at| {
+        live << 1 | u64::from(cells.is_live(cells.cell(at), at))
+    })
 }
 
 /// What a chain changes in the storage.

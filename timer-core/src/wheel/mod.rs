@@ -308,6 +308,12 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
         self.recount_live(list, |live| live.saturating_sub(1)) == 0
     }
 
+    /// Level list `list`'s live count (blocks layout).
+    #[inline]
+    fn live_count(&self, list: usize) -> u32 {
+        self.nodes.store().cell(self.blocks.live_cell(list))
+    }
+
     /// Replaces level list `list`'s live count by `change` of it; returns the new count.
     #[inline]
     fn recount_live(&mut self, list: usize, change: impl FnOnce(u32) -> u32) -> u32 {
@@ -479,14 +485,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
             return Err(Full(value));
         };
         let allocated = self.nodes.arena.allocate(value, |value, generation| {
-            let mut node = WheelNode {
-                deadline: [0; 2],
-                position,
-                generation,
-                value,
-            };
-            node.set_deadline(deadline);
-            node
+            WheelNode::new(deadline, position, generation, value)
         });
         debug_assert!(allocated.as_ref().is_ok_and(|id| id.slot() == index));
         allocated.map_err(|value| {
@@ -726,11 +725,8 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerWheelOn<T, S, C> 
     /// layout the list's live count refuses one that is too large before it is walked.
     #[inline]
     fn gather_list<const N: usize>(&self, list: usize, batch: &mut Batch<N>) -> bool {
-        if self.in_blocks() {
-            let live = self.nodes.store().cell(self.blocks.live_cell(list));
-            if live as usize > N - batch.len() {
-                return false;
-            }
+        if self.in_blocks() && self.live_count(list) as usize > N - batch.len() {
+            return false;
         }
         self.gather_chain(&self.lists[list], batch)
     }
@@ -1299,14 +1295,7 @@ impl<T, S: Storage<WheelSlot<T>>, C: Storage<WheelCells>> TimerQueue<T> for Time
             .nodes
             .arena
             .allocate(value, |value, generation| {
-                let mut node = WheelNode {
-                    deadline: [0; 2],
-                    position: 0,
-                    generation,
-                    value,
-                };
-                node.set_deadline(deadline);
-                node
+                WheelNode::new(deadline, 0, generation, value)
             })
             .map_err(Full)?;
         self.file(id.slot(), deadline);

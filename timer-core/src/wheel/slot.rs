@@ -7,7 +7,7 @@
 use core::marker::PhantomData;
 use core::num::NonZeroU32;
 
-use super::chain::{Cells, CellsMut};
+use super::chain::{live_mask_cell_by_cell, Cells, CellsMut};
 use crate::arena::{position, Arena, Cell, Node, Slot};
 use crate::list::{Links, LinksMut};
 use crate::{Expired, Storage, Tick};
@@ -24,6 +24,17 @@ pub(crate) struct WheelNode<T> {
 }
 
 impl<T> WheelNode<T> {
+    /// A timer due at `deadline`, filed at `position` (see the field).
+    #[inline]
+    pub(super) fn new(deadline: Tick, position: u32, generation: NonZeroU32, value: T) -> Self {
+        Self {
+            deadline: halves(deadline),
+            position,
+            generation,
+            value,
+        }
+    }
+
     #[inline]
     pub(super) fn deadline(&self) -> Tick {
         u64::from(self.deadline[0]) | (u64::from(self.deadline[1]) << 32)
@@ -31,8 +42,14 @@ impl<T> WheelNode<T> {
 
     #[inline]
     pub(super) fn set_deadline(&mut self, deadline: Tick) {
-        self.deadline = [deadline as u32, (deadline >> 32) as u32];
+        self.deadline = halves(deadline);
     }
+}
+
+/// A deadline as the two halves a [`WheelNode`] keeps, low first.
+#[inline]
+const fn halves(deadline: Tick) -> [u32; 2] {
+    [deadline as u32, (deadline >> 32) as u32]
 }
 
 impl<T> Node for WheelNode<T> {
@@ -245,9 +262,7 @@ impl<T, S: AsRef<[WheelSlot<T>]>, C: AsRef<[WheelCells]>> Cells for Parts<T, S, 
         let (first_pair, past_pair) = ((from >> 1) as usize, (end as usize).div_ceil(2));
         let Some(pairs) = self.cells.as_ref().get(first_pair..past_pair) else {
             // Out of range (never, for a chain's cells): cell by cell, as the default does.
-            return (from..end).rev().fold(0, |live, at| {
-                live << 1 | u64::from(self.is_live(self.cell(at), at))
-            });
+            return live_mask_cell_by_cell(self, from, end);
         };
         let slots = self.slots.as_ref();
         let is_live = |value: u32, at: u32| {
@@ -290,18 +305,6 @@ where
         if let Some(node) = node_mut(self, value) {
             node.position = to;
         }
-    }
-
-    #[inline]
-    fn move_cell(&mut self, from: u32, to: u32) {
-        let cells = self.cells.as_mut();
-        let value = cells
-            .get((from >> 1) as usize)
-            .map_or(0, |pair| pair.cells[(from & 1) as usize]);
-        if let Some(pair) = cells.get_mut((to >> 1) as usize) {
-            pair.cells[(to & 1) as usize] = value;
-        }
-        self.relocate(value, to);
     }
 }
 

@@ -684,6 +684,9 @@ fn late_poll_files_a_slot_of_batch_timers_whole_and_one_more_by_cascade() {
                     "{count} timers, one at a time: {one_at_a_time}"
                 );
                 assert!(wheel.is_empty());
+                if !one_at_a_time {
+                    assert_eq!(wheel.elapsed(), 20_000);
+                }
             }
         }
     }
